@@ -1,0 +1,44 @@
+"""quiddler-env: the card game Quiddler as reinforcement-learning environments.
+
+- `quiddler_env.best_layout(["QU", "I", "Z", "M"])` / `can_go_out(...)`: the exact hand solver.
+- `quiddler_env.core`: the rules engine (deck, config, dictionary, solver, scoring, game, solitaire).
+- `quiddler_env.env(**options)` / `raw_env(...)`: the PettingZoo AEC environment `quiddler_v0`.
+- Gymnasium ids `Quiddler-v0` and `QuiddlerSolitaire-v0`, registered on import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .core import QuiddlerConfig
+from .core.dictionary import load_dictionary
+from .core.solver import Layout, get_solver
+
+__version__ = "0.1.0"
+
+
+def _solver(config: QuiddlerConfig | None):
+    config = config or QuiddlerConfig()
+    return get_solver(load_dictionary(config.dictionary), config.min_word_cards)
+
+
+def best_layout(hand: Iterable[str], config: QuiddlerConfig | None = None) -> Layout:
+    """The best layout of `hand` (face strings such as ["QU", "I", "Z", "M"]) under `config`'s rules."""
+    return _solver(config).best_layout(hand)
+
+
+def can_go_out(hand: Iterable[str], config: QuiddlerConfig | None = None) -> bool:
+    """Whether every card of `hand` can be laid in words."""
+    return _solver(config).can_go_out(hand)
+
+
+def __getattr__(name: str):
+    # The RL layers load lazily so that `import quiddler_env` stays light for core users.
+    if name in ("env", "raw_env"):
+        from .envs import quiddler_v0
+
+        return getattr(quiddler_v0, name)
+    raise AttributeError(f"module 'quiddler_env' has no attribute {name!r}")
+
+
+__all__ = ["QuiddlerConfig", "Layout", "best_layout", "can_go_out", "env", "raw_env"]

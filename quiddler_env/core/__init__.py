@@ -1,0 +1,31 @@
+"""The game itself: pure Python + numpy, no RL imports."""
+
+from .actions import NUM_ACTIONS, action_name
+from .cards import COUNTS, DECK_SIZE, FACES, NUM_FACES, POINTS
+from .config import QuiddlerConfig
+from .dictionary import Dictionary, DictionaryError, load_dictionary
+from .game import IllegalActionError, Phase, QuiddlerGame
+from .scoring import RoundResult, score_round
+from .solver import HandSolver, Layout, get_solver
+
+__all__ = [
+    "COUNTS",
+    "DECK_SIZE",
+    "FACES",
+    "NUM_ACTIONS",
+    "NUM_FACES",
+    "POINTS",
+    "Dictionary",
+    "DictionaryError",
+    "HandSolver",
+    "IllegalActionError",
+    "Layout",
+    "Phase",
+    "QuiddlerConfig",
+    "QuiddlerGame",
+    "RoundResult",
+    "action_name",
+    "get_solver",
+    "load_dictionary",
+    "score_round",
+]

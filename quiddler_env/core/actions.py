@@ -1,0 +1,54 @@
+"""The action table: one fixed `Discrete(64)`, masked to the legal moves.
+
+| id | move | legal when |
+|---|---|---|
+| 0 | draw the top card of the draw pile | draw phase (and the draw pile, or the discard pile below its top, has cards) |
+| 1 | take the top card of the discard pile | draw phase |
+| 2 + f | discard one card of face f (f = 0..30 in `cards.FACES` order) | discard phase, face f in hand |
+| 33 + f | discard one card of face f and go out | discard phase, the rest of the hand can all be laid in words, not in a final turn |
+"""
+
+from __future__ import annotations
+
+from .cards import FACES, NUM_FACES
+
+DRAW_PILE = 0
+TAKE_DISCARD = 1
+DISCARD_BASE = 2
+GO_OUT_BASE = DISCARD_BASE + NUM_FACES  # 33
+NUM_ACTIONS = GO_OUT_BASE + NUM_FACES  # 64
+
+
+def discard(face: int) -> int:
+    """Action id: discard one card of `face`."""
+    return DISCARD_BASE + face
+
+
+def go_out(face: int) -> int:
+    """Action id: discard one card of `face` and go out."""
+    return GO_OUT_BASE + face
+
+
+def action_name(action: int) -> str:
+    """A readable name: 'draw', 'take discard', 'discard QU', 'go out discarding M'."""
+    if action == DRAW_PILE:
+        return "draw"
+    if action == TAKE_DISCARD:
+        return "take discard"
+    if DISCARD_BASE <= action < GO_OUT_BASE:
+        return f"discard {FACES[action - DISCARD_BASE]}"
+    if GO_OUT_BASE <= action < NUM_ACTIONS:
+        return f"go out discarding {FACES[action - GO_OUT_BASE]}"
+    raise ValueError(f"action {action!r} is out of range 0..{NUM_ACTIONS - 1}")
+
+
+def discarded_face(action: int) -> int:
+    """The face an action discards (-1 for the draw actions)."""
+    if action >= GO_OUT_BASE:
+        return action - GO_OUT_BASE
+    if action >= DISCARD_BASE:
+        return action - DISCARD_BASE
+    return -1
+
+
+assert NUM_ACTIONS == 64

@@ -1,0 +1,138 @@
+"""`QuiddlerConfig`: every rule option of the rule book, frozen and validated.
+
+Build it from keyword arguments or from a YAML mapping (`from_mapping`,
+`from_yaml`); an unknown key or a bad value raises a `ValueError` that names the
+key, the value and what is allowed.
+
+| field | default | allowed | rule |
+|---|---|---|---|
+| `num_players` | 2 | 2..8 | players at the table |
+| `hand_sizes` | (3, 4, ..., 10) | 1..11 cards each, 1..16 rounds | one round per entry: cards dealt that round |
+| `min_word_cards` | 2 | 1, 2 | minimum cards in a word (1: a lone IN or ER counts) |
+| `two_player_bonus` | "longest_word" | "longest_word", "most_words", "both" | bonuses used with exactly two players |
+| `bonus_value` | 10 | any int (0 disables) | points of each bonus |
+| `score_floor` | "round" | "round", "total", "none" | no negative round score / no negative running total / neither |
+| `go_out` | "optional" | "optional", "forced" | whether a player who can go out must |
+| `dictionary` | "enable" | "enable" or a word-list path | the words in play |
+| `turn_cap` | 30 | positive int or None | house rule: after this many turns each in one round with nobody out, every player lays their best layout and the round is scored |
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .cards import DECK_SIZE
+
+MIN_PLAYERS, MAX_PLAYERS = 2, 8
+MAX_HAND_SIZE = 11
+"""Largest hand the engine deals (the solver packs a hand after drawing into 64 bits)."""
+MAX_ROUNDS = 16
+TWO_PLAYER_BONUS = ("longest_word", "most_words", "both")
+SCORE_FLOOR = ("round", "total", "none")
+GO_OUT = ("optional", "forced")
+
+
+@dataclass(frozen=True)
+class QuiddlerConfig:
+    """The rules of one game. See the module docstring for every field."""
+
+    num_players: int = 2
+    hand_sizes: tuple[int, ...] = (3, 4, 5, 6, 7, 8, 9, 10)
+    min_word_cards: int = 2
+    two_player_bonus: str = "longest_word"
+    bonus_value: int = 10
+    score_floor: str = "round"
+    go_out: str = "optional"
+    dictionary: str = "enable"
+    turn_cap: int | None = 30
+
+    def __post_init__(self) -> None:
+        def bad(name: str, value: Any, allowed: str) -> ValueError:
+            return ValueError(f"config key {name!r}: bad value {value!r}; allowed: {allowed}")
+
+        if not _is_int(self.num_players) or not MIN_PLAYERS <= self.num_players <= MAX_PLAYERS:
+            raise bad("num_players", self.num_players, f"an integer {MIN_PLAYERS}..{MAX_PLAYERS}")
+        sizes = self.hand_sizes
+        if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__iter__"):
+            raise bad("hand_sizes", sizes, f"a list of 1..{MAX_ROUNDS} integers, each 1..{MAX_HAND_SIZE}")
+        sizes = tuple(sizes)
+        if not 1 <= len(sizes) <= MAX_ROUNDS or not all(_is_int(s) and 1 <= s <= MAX_HAND_SIZE for s in sizes):
+            raise bad("hand_sizes", self.hand_sizes, f"a list of 1..{MAX_ROUNDS} integers, each 1..{MAX_HAND_SIZE}")
+        # The deal must leave a draw pile and a discard to turn up.
+        if self.num_players * max(sizes) + 2 > DECK_SIZE:
+            raise bad(
+                "hand_sizes",
+                self.hand_sizes,
+                f"hands that {self.num_players} players can be dealt from {DECK_SIZE} cards",
+            )
+        object.__setattr__(self, "hand_sizes", tuple(int(s) for s in sizes))
+        if self.min_word_cards not in (1, 2) or isinstance(self.min_word_cards, bool):
+            raise bad("min_word_cards", self.min_word_cards, "1 or 2")
+        if self.two_player_bonus not in TWO_PLAYER_BONUS:
+            raise bad("two_player_bonus", self.two_player_bonus, ", ".join(TWO_PLAYER_BONUS))
+        if not _is_int(self.bonus_value):
+            raise bad("bonus_value", self.bonus_value, "an integer (0 disables the bonuses)")
+        if self.score_floor not in SCORE_FLOOR:
+            raise bad("score_floor", self.score_floor, ", ".join(SCORE_FLOOR))
+        if self.go_out not in GO_OUT:
+            raise bad("go_out", self.go_out, ", ".join(GO_OUT))
+        if not isinstance(self.dictionary, (str, os.PathLike)) or not str(self.dictionary):
+            raise bad("dictionary", self.dictionary, '"enable" or the path of a word-list file')
+        object.__setattr__(self, "dictionary", str(self.dictionary))
+        if self.turn_cap is not None and (not _is_int(self.turn_cap) or self.turn_cap < 1):
+            raise bad("turn_cap", self.turn_cap, "a positive integer, or null for no cap")
+
+    @property
+    def num_rounds(self) -> int:
+        return len(self.hand_sizes)
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[str, Any] | None = None, **overrides: Any) -> QuiddlerConfig:
+        """Build from a mapping (e.g. parsed YAML); unknown keys are an error naming them."""
+        data = dict(mapping or {})
+        data.update(overrides)
+        unknown = sorted(set(data) - set(cls.field_names()))
+        if unknown:
+            raise ValueError(
+                f"unknown config key(s) {', '.join(map(repr, unknown))}; known keys: {', '.join(cls.field_names())}"
+            )
+        if isinstance(data.get("hand_sizes"), list):
+            data["hand_sizes"] = tuple(data["hand_sizes"])
+        return cls(**data)
+
+    @classmethod
+    def from_yaml(cls, path: str | os.PathLike) -> QuiddlerConfig:
+        """Read a YAML file (safe_load) holding a mapping of config fields."""
+        import yaml
+
+        path = Path(path)
+        try:
+            data = yaml.safe_load(path.read_text())
+        except OSError as exc:
+            raise ValueError(f"cannot read config file {path}: {exc}") from None
+        except yaml.YAMLError as exc:
+            raise ValueError(f"config file {path} is not valid YAML: {exc}") from None
+        if data is None:
+            data = {}
+        if not isinstance(data, Mapping):
+            raise ValueError(f"config file {path} must hold a mapping of keys, got {type(data).__name__}")
+        return cls.from_mapping(data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain types, ready for YAML or JSON."""
+        out = dataclasses.asdict(self)
+        out["hand_sizes"] = list(self.hand_sizes)
+        return out
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

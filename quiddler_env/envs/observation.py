@@ -1,0 +1,126 @@
+"""The observation vector: what one seat may see, in named slices.
+
+Every env (AEC, single-agent) and every bot uses this one encoding. Opponents are
+listed in seat order starting with the next seat clockwise ("relative seats"), so
+a policy is the same whichever seat it plays. Nothing private to another player is
+encoded: opponents' hands appear only as the cards they publicly took from the
+discard pile and must still hold; the draw pile only as its size.
+
+| slice | size | content | scale |
+|---|---|---|---|
+| `hand` | 31 | own hand, count per face (faces in `FACES` order) | raw count |
+| `discard_top` | 31 | top of the discard pile, one-hot (all zero if empty) | 0/1 |
+| `hand_size` | 1 | cards dealt this round | / 11 |
+| `phase` | 2 | one-hot: draw, discard | 0/1 |
+| `final_turn` | 1 | 1 once someone has gone out: the turns left are last turns | 0/1 |
+| `went_out` | n | relative seat of the player who went out, one-hot | 0/1 |
+| `discard_pile` | 31 | faces in the discard pile (all were seen face up) | raw count |
+| `opponent_taken` | 31*(n-1) | per opponent (relative seat order): cards taken from the discard pile and surely still held | raw count |
+| `unseen` | 31 | cards of each face not in own hand, the discard pile or `opponent_taken` | raw count |
+| `draw_pile_size` | 1 | cards in the draw pile | / 118 |
+| `totals` | n | running totals, own first, then relative seats | / 100 |
+| `round` | 1 | round number (1-based) | / number of rounds |
+| `seat_from_dealer` | n | own seat relative to the dealer (0 = dealer), one-hot | 0/1 |
+| `turns_this_round` | 1 | turns played this round | / (turn cap x players), 0 without cap |
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.cards import COUNTS, DECK_SIZE, NUM_FACES
+from ..core.config import MAX_HAND_SIZE
+from ..core.game import Phase, QuiddlerGame
+
+TOTAL_SCALE = 100.0
+
+
+@dataclass(frozen=True)
+class ObservationLayout:
+    """Names and positions of the observation slices for a table of `num_players`."""
+
+    num_players: int
+    slices: dict[str, slice]
+    size: int
+
+    def view(self, vector: np.ndarray) -> dict[str, np.ndarray]:
+        """Split an observation vector into its named slices (views, no copy).
+
+        `opponent_taken` comes back shaped (n-1, 31).
+        """
+        out = {name: vector[s] for name, s in self.slices.items()}
+        out["opponent_taken"] = out["opponent_taken"].reshape(self.num_players - 1, NUM_FACES)
+        return out
+
+
+_LAYOUTS: dict[int, ObservationLayout] = {}
+
+
+def observation_layout(num_players: int) -> ObservationLayout:
+    """The slice table for `num_players` (cached)."""
+    layout = _LAYOUTS.get(num_players)
+    if layout is None:
+        n = num_players
+        sizes = [
+            ("hand", NUM_FACES),
+            ("discard_top", NUM_FACES),
+            ("hand_size", 1),
+            ("phase", 2),
+            ("final_turn", 1),
+            ("went_out", n),
+            ("discard_pile", NUM_FACES),
+            ("opponent_taken", NUM_FACES * (n - 1)),
+            ("unseen", NUM_FACES),
+            ("draw_pile_size", 1),
+            ("totals", n),
+            ("round", 1),
+            ("seat_from_dealer", n),
+            ("turns_this_round", 1),
+        ]
+        slices, start = {}, 0
+        for name, size in sizes:
+            slices[name] = slice(start, start + size)
+            start += size
+        layout = _LAYOUTS[num_players] = ObservationLayout(n, slices, start)
+    return layout
+
+
+_DECK_COUNTS = np.asarray(COUNTS, dtype=np.float32)
+
+
+def encode_observation(game: QuiddlerGame, player: int) -> np.ndarray:
+    """The float32 observation vector of `player` in the current state of `game`."""
+    n = game.num_players
+    layout = observation_layout(n)
+    s = layout.slices
+    obs = np.zeros(layout.size, dtype=np.float32)
+    hand = game.hands[player]
+    obs[s["hand"]] = hand
+    if game.discard_pile:
+        obs[s["discard_top"].start + game.discard_pile[-1]] = 1.0
+    obs[s["hand_size"]] = game.hand_size / MAX_HAND_SIZE
+    if game.phase != Phase.GAME_OVER:
+        obs[s["phase"].start + int(game.phase)] = 1.0
+    if game.went_out is not None:
+        obs[s["final_turn"]] = 1.0
+        obs[s["went_out"].start + (game.went_out - player) % n] = 1.0
+    obs[s["discard_pile"]] = game.discard_counts
+    taken = s["opponent_taken"].start
+    known = np.zeros(NUM_FACES, dtype=np.float32)
+    for k in range(1, n):
+        row = game.known_taken[(player + k) % n]
+        obs[taken + (k - 1) * NUM_FACES : taken + k * NUM_FACES] = row
+        known += row
+    unseen = _DECK_COUNTS - obs[s["hand"]] - obs[s["discard_pile"]] - known
+    obs[s["unseen"]] = np.maximum(unseen, 0.0)
+    obs[s["draw_pile_size"]] = len(game.draw_pile) / DECK_SIZE
+    tot = s["totals"].start
+    for k in range(n):
+        obs[tot + k] = game.totals[(player + k) % n] / TOTAL_SCALE
+    obs[s["round"]] = (game.round + 1) / game.config.num_rounds
+    obs[s["seat_from_dealer"].start + (player - game.dealer) % n] = 1.0
+    cap = game.config.turn_cap
+    obs[s["turns_this_round"]] = game.turns_this_round / (cap * n) if cap else 0.0
+    return obs
