@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from .core import QuiddlerConfig
 from .core.dictionary import load_dictionary
 from .core.solver import Layout, get_solver
+from .envs import registration as _registration  # noqa: F401  (registers the Gymnasium ids)
 
 __version__ = "0.1.0"
 

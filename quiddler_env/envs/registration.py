@@ -1,0 +1,23 @@
+"""Gymnasium registration of the single-agent environments (run on `import quiddler_env`).
+
+Entry points are strings, so registering imports none of the environment modules:
+`gymnasium.make("Quiddler-v0")` loads `quiddler_env.envs.gym_env` only when called.
+"""
+
+from __future__ import annotations
+
+import gymnasium
+
+
+def _register(env_id: str, entry_point: str) -> None:
+    # Idempotent: re-importing (e.g. importlib.reload in a notebook) must not warn about overriding.
+    if env_id not in gymnasium.registry:
+        gymnasium.register(id=env_id, entry_point=entry_point)
+
+
+def register_envs() -> None:
+    """Register every Gymnasium id of the project (safe to call more than once)."""
+    _register("Quiddler-v0", "quiddler_env.envs.gym_env:QuiddlerEnv")
+
+
+register_envs()
