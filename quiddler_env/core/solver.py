@@ -1,15 +1,11 @@
 """The exact hand solver: best layouts and going out.
 
-A hand is a multiset of faces. For one hand the solver
-
-1. walks the hand's sub-multisets in the dictionary index's key order, pruning at
-   the first prefix no word starts with, to list every word multiset the hand
-   contains (each once, whatever its spellings);
-2. searches layouts over those words with a memoised recursion on the remaining
-   cards: the lowest remaining card is either left unused or starts one of the words
-   whose lowest card it is. Remaining cards are packed into one integer, 5 bits per
-   distinct face with a guard bit, so "does this word fit" is one subtraction and
-   one mask test.
+A hand is a multiset of faces. For one hand, the compiled kernel in
+`solver_kernel` lists every word multiset the hand contains (walking the
+dictionary trie along the hand's sub-multisets) and fills a table over all of the
+hand's sub-multisets with their best layout and whether they can be laid out
+completely. One table answers the go-out mask, the best layout of each possible
+discard and the best layout of the hand.
 
 Best = highest score (points used minus points unused), then more words, then the
 longer longest word (letters); remaining ties go to the first layout found in the
@@ -22,8 +18,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .cards import FACES, NUM_FACES, POINTS, hand_counts
+import numpy as np
+
+from .cards import FACES, POINTS, hand_counts
 from .dictionary import KEY_ORDER, KEY_RANK, MAX_WORD_CARDS, Dictionary, load_dictionary
+from .solver_kernel import MAX_FIELDS, best_layout_path, build_trie, go_out_fields, solve_table
 
 _MEMO_LIMIT = 200_000  # entries per memo before it is cleared (bounds memory in long runs)
 
@@ -69,52 +68,44 @@ class HandSolver:
         self.dictionary = dictionary or load_dictionary()
         self.dictionary.ensure_index()
         self.min_cards = min_cards
+        self._trie = build_trie(self.dictionary.prefix_map)
+        d = self.dictionary
+        self._term_points = np.asarray(d.term_points, dtype=np.int32)
+        self._term_letters = np.asarray(d.term_letters, dtype=np.int32)
+        self._term_cards = np.asarray(d.term_cards, dtype=np.int32)
         self._layout_memo: dict[bytes, Layout] = {}
+        self._spelling_memo: dict[int, tuple[str, tuple[str, ...]]] = {}
         self._go_out_memo: dict[bytes, int] = {}
+        self._discard_memo: dict[bytes, tuple[DiscardOption, ...]] = {}
 
-    # -- step 1: the words in a hand ---------------------------------------------
-
-    def _words_in(self, counts: Sequence[int]):
-        """Fields of the hand and its words as (packed, term, low_field) triples."""
+    def _fields(self, counts: Sequence[int]):
         faces = [f for f in KEY_ORDER if counts[f]]
-        field_counts = [counts[f] for f in faces]
-        ranks = [KEY_RANK[f] + 1 for f in faces]
-        prefix_get = self.dictionary.prefix_map.get
-        term_cards = self.dictionary.term_cards
-        min_cards = self.min_cards
-        m = len(faces)
-        found: list[tuple[int, int, int]] = []
-        # Explicit stack of (next field, code, packed, low field); faster than recursion.
-        stack = [(0, 0, 0, -1)]
-        pop, push, emit = stack.pop, stack.append, found.append
-        while stack:
-            start, code, packed, low = pop()
-            for j in range(start, m):
-                rank = ranks[j]
-                unit = 1 << (5 * j)
-                lw = j if low < 0 else low
-                c, p = code, packed
-                for _ in range(field_counts[j]):
-                    c = c * 32 + rank
-                    v = prefix_get(c)
-                    if v is None:
-                        break
-                    p += unit
-                    if v >= 0 and term_cards[v] >= min_cards:
-                        emit((p, v, lw))
-                    if j + 1 < m:
-                        push((j + 1, c, p, lw))
-        return faces, field_counts, found
+        if len(faces) > MAX_FIELDS or sum(counts) > MAX_WORD_CARDS + 1:
+            raise ValueError(f"hands of more than {MAX_WORD_CARDS + 1} cards are not supported")
+        labels = np.array([KEY_RANK[f] + 1 for f in faces], dtype=np.int64)
+        field_counts = np.array([counts[f] for f in faces], dtype=np.int64)
+        return faces, labels, field_counts
 
-    @staticmethod
-    def _pack(field_counts: Sequence[int]) -> tuple[int, int]:
-        state = guard = 0
-        for j, c in enumerate(field_counts):
-            state |= c << (5 * j)
-            guard |= 16 << (5 * j)
-        return state | guard, guard
+    def _table(self, counts: Sequence[int]):
+        """Fields of the hand and its solved table (see `solver_kernel.solve_table`)."""
+        faces, labels, field_counts = self._fields(counts)
+        field_points = np.array([POINTS[f] for f in faces], dtype=np.int32)
+        table = solve_table(
+            labels,
+            field_counts,
+            self.min_cards,
+            *self._trie,
+            self._term_points,
+            self._term_letters,
+            self._term_cards,
+            field_points,
+        )
+        return faces, field_counts, table
 
-    # -- step 2: layouts ----------------------------------------------------------
+    def _go_out_fields(self, counts: Sequence[int]) -> tuple[list[int], int]:
+        faces, labels, field_counts = self._fields(counts)
+        bits = go_out_fields(labels, field_counts, self.min_cards, *self._trie, self._term_cards)
+        return faces, int(bits)
 
     def best_layout(self, hand: Iterable[str | int] | Sequence[int], *, counts: bool = False) -> Layout:
         """The best layout of `hand` (face names, or 31 counts with counts=True)."""
@@ -124,78 +115,47 @@ class HandSolver:
         if layout is None:
             if len(self._layout_memo) >= _MEMO_LIMIT:
                 self._layout_memo.clear()
-            layout = self._layout_memo[key] = self._solve(cnt)
-        return layout
-
-    def _solve(self, cnt: Sequence[int]) -> Layout:
-        if sum(cnt) > MAX_WORD_CARDS + 1:
-            raise ValueError(f"hands of more than {MAX_WORD_CARDS + 1} cards are not supported")
-        faces, field_counts, found = self._words_in(cnt)
-        term_points = self.dictionary.term_points
-        term_letters = self.dictionary.term_letters
-        by_low: list[list[tuple[int, int, int, int]]] = [[] for _ in faces]
-        for packed, term, low in found:
-            by_low[low].append((packed, term_points[term], term_letters[term], term))
-        start, guard = self._pack(field_counts)
-        field_points = [POINTS[f] for f in faces]
-        memo: dict[int, tuple[int, int, int, int, int]] = {}
-
-        # best(S) = (points used, words, longest, choice, next state); choice -1 = skip.
-        def best(state: int) -> tuple[int, int, int, int, int]:
-            got = memo.get(state)
-            if got is not None:
-                return got
-            rest = state ^ guard
-            if not rest:
-                return (0, 0, 0, -1, state)
-            j = ((rest & -rest).bit_length() - 1) // 5
-            nxt = state - (1 << (5 * j))
-            used, words, longest, _, _ = best(nxt)
-            res = (used, words, longest, -1, nxt)
-            for packed, pts, letters, term in by_low[j]:
-                r = state - packed
-                if r & guard == guard:
-                    u, w, lg, _, _ = best(r)
-                    cand = (u + pts, w + 1, letters if letters > lg else lg, term, r)
-                    if cand[:3] > res[:3]:
-                        res = cand
-            memo[state] = res
-            return res
-
-        # Walk the choices back to words and unused cards.
-        words: list[tuple[str, ...]] = []
-        spelled: list[str] = []
-        unused: list[str] = []
-        state = start
-        while state != guard:
-            _, _, _, term, nxt = best(state)
-            if term < 0:
-                rest = state ^ guard
-                unused.append(FACES[faces[((rest & -rest).bit_length() - 1) // 5]])
-            else:
-                word, spelling = self.dictionary.spellings_of(term)[0]
+            faces, labels, field_counts = self._fields(cnt)
+            used, terms, unused = best_layout_path(
+                labels,
+                field_counts,
+                self.min_cards,
+                *self._trie,
+                self._term_points,
+                self._term_letters,
+                self._term_cards,
+            )
+            words, spelled = [], []
+            for term in terms.tolist():
+                word, spelling = self._spelling(term)
                 words.append(spelling)
                 spelled.append(word)
-            state = nxt
-        total = sum(p * c for p, c in zip(field_points, field_counts, strict=True))
-        used = best(start)[0]
-        return Layout(
-            words=tuple(words),
-            spelled=tuple(spelled),
-            unused=tuple(sorted(unused, key=FACES.index)),
-            score=2 * used - total,
-            card_points=used,
-            unused_points=total - used,
-        )
+            total = sum(POINTS[f] * c for f, c in enumerate(cnt))
+            used = int(used)
+            layout = self._layout_memo[key] = Layout(
+                words=tuple(words),
+                spelled=tuple(spelled),
+                unused=tuple(sorted((FACES[faces[j]] for j in unused.tolist()), key=FACES.index)),
+                score=2 * used - total,
+                card_points=used,
+                unused_points=total - used,
+            )
+        return layout
+
+    def _spelling(self, term: int) -> tuple[str, tuple[str, ...]]:
+        """The word and faces shown for a word multiset: its first spelling in sorted order."""
+        got = self._spelling_memo.get(term)
+        if got is None:
+            got = self._spelling_memo[term] = self.dictionary.spellings_of(term)[0]
+        return got
 
     def can_go_out(self, hand: Iterable[str | int] | Sequence[int], *, counts: bool = False) -> bool:
         """Can every card of `hand` be laid in words."""
         cnt = list(hand) if counts else hand_counts(hand)
         if sum(cnt) == 0:
             return False
-        faces, field_counts, found = self._words_in(cnt)
-        start, guard = self._pack(field_counts)
-        return self._coverer(faces, found, guard)(start)
+        faces, bits = self._go_out_fields(cnt)
+        return bool(bits >> len(faces) & 1)
 
     def go_out_faces(self, counts: Sequence[int]) -> int:
         """For a hand after drawing (31 counts): bit f set iff `hand - f` can be laid out completely.
@@ -204,45 +164,59 @@ class HandSolver:
         """
         key = bytes(counts)
         bits = self._go_out_memo.get(key)
-        if bits is not None:
-            return bits
-        if len(self._go_out_memo) >= _MEMO_LIMIT:
-            self._go_out_memo.clear()
-        faces, field_counts, found = self._words_in(counts)
-        start, guard = self._pack(field_counts)
-        cover = self._coverer(faces, found, guard)
-        bits = 0
-        if sum(field_counts) > 1:
-            for j, f in enumerate(faces):
-                if cover(start - (1 << (5 * j))):
-                    bits |= 1 << f
-        self._go_out_memo[key] = bits
+        if bits is None:
+            if len(self._go_out_memo) >= _MEMO_LIMIT:
+                self._go_out_memo.clear()
+            bits = 0
+            if sum(counts) > 1:
+                faces, field_bits = self._go_out_fields(counts)
+                for j, f in enumerate(faces):
+                    if field_bits >> j & 1:
+                        bits |= 1 << f
+            self._go_out_memo[key] = bits
         return bits
 
-    def _coverer(self, faces, found, guard):
-        by_low: list[list[int]] = [[] for _ in faces]
-        for packed, _, low in found:
-            by_low[low].append(packed)
-        memo: dict[int, bool] = {}
+    def discard_options(self, counts: Sequence[int]) -> tuple[DiscardOption, ...]:
+        """For a hand after drawing: for each face f in it, the best layout of `hand - f`.
 
-        def cover(state: int) -> bool:
-            rest = state ^ guard
-            if not rest:
-                return True
-            got = memo.get(state)
-            if got is not None:
-                return got
-            j = ((rest & -rest).bit_length() - 1) // 5
-            ok = False
-            for packed in by_low[j]:
-                r = state - packed
-                if r & guard == guard and cover(r):
-                    ok = True
-                    break
-            memo[state] = ok
-            return ok
+        One table answers all of them (what a bot weighs when it picks a discard).
+        """
+        key = bytes(counts)
+        options = self._discard_memo.get(key)
+        if options is None:
+            if len(self._discard_memo) >= _MEMO_LIMIT:
+                self._discard_memo.clear()
+            faces, field_counts, table = self._table(counts)
+            full = table[0] - 1
+            strides, best_used, best_words, best_long, cover = table[1], table[4], table[5], table[6], table[7]
+            total = sum(POINTS[f] * int(c) for f, c in zip(faces, field_counts, strict=True))
+            out = []
+            for j, f in enumerate(faces):
+                s = full - strides[j]
+                used = int(best_used[s])
+                rest_total = total - POINTS[f]
+                out.append(
+                    DiscardOption(
+                        face=f,
+                        score=2 * used - rest_total,
+                        n_words=int(best_words[s]),
+                        longest=int(best_long[s]),
+                        goes_out=bool(cover[s]) and rest_total > 0,
+                    )
+                )
+            options = self._discard_memo[key] = tuple(sorted(out, key=lambda o: o.face))
+        return options
 
-        return cover
+
+@dataclass(frozen=True)
+class DiscardOption:
+    """The best layout left after discarding one card of `face` (see `discard_options`)."""
+
+    face: int
+    score: int
+    n_words: int
+    longest: int
+    goes_out: bool
 
 
 _SOLVERS: dict[tuple[str, int], HandSolver] = {}
@@ -256,6 +230,3 @@ def get_solver(dictionary: Dictionary | None = None, min_cards: int = 2) -> Hand
     if solver is None:
         solver = _SOLVERS[key] = HandSolver(dictionary, min_cards)
     return solver
-
-
-assert NUM_FACES <= 32  # face bitmasks fit comfortably in a Python int

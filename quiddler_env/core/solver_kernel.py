@@ -1,0 +1,461 @@
+"""The compiled heart of the hand solver (numba), one call per hand.
+
+Inputs describe a hand as *fields*: its distinct faces in the index's key order,
+each with its rank label (rank + 1, as in the index codes) and count. The kernel
+
+1. walks the dictionary trie (CSR arrays) along the hand's sub-multisets, in key
+   order, to list every word multiset the hand contains;
+2. fills a table over *all* sub-multisets of the hand, bottom-up in mixed-radix
+   order (a sub-multiset's index is always smaller than its superset's):
+   - best[s]  = (points used, words, longest word) of the best layout of s,
+   - cover[s] = every card of s can be laid in words.
+   The lowest remaining field is either left unused or starts a word whose lowest
+   field it is, so each layout is built once.
+
+One table answers every question the engine asks of a hand after drawing: the
+go-out mask (cover[full - one card of f]), the best layout of each discard
+(best[full - f]) and the best layout of the whole hand.
+
+A word's fit in a state is one subtraction on a packed form (5 bits per field:
+4 for the count, 1 guard that a borrow clears), so hands have at most 12 fields.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+MAX_FIELDS = 12
+
+
+@njit(cache=True, nogil=True)
+def _child(edge_start, edge_label, edge_child, node, label):
+    lo = edge_start[node]
+    hi = edge_start[node + 1]
+    # Labels are sorted: binary search (the root has 31 edges, inner nodes few).
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        v = edge_label[mid]
+        if v < label:
+            lo = mid + 1
+        elif v > label:
+            hi = mid
+        else:
+            return edge_child[mid]
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def hand_words(labels, counts, strides, min_cards, edge_start, edge_label, edge_child, node_term, term_cards):
+    """Every word multiset in the hand: (term id, state index, packed form, lowest field) arrays."""
+    m = labels.shape[0]
+    n_states = strides[m]
+    cap = n_states + 1
+    word_term = np.empty(cap, np.int32)
+    word_idx = np.empty(cap, np.int64)
+    word_packed = np.empty(cap, np.int64)
+    word_low = np.empty(cap, np.int32)
+    n_words = 0
+    st_start = np.empty(cap, np.int32)
+    st_node = np.empty(cap, np.int32)
+    st_packed = np.empty(cap, np.int64)
+    st_idx = np.empty(cap, np.int64)
+    st_low = np.empty(cap, np.int32)
+    sp = 1
+    st_start[0] = 0
+    st_node[0] = 0
+    st_packed[0] = 0
+    st_idx[0] = 0
+    st_low[0] = -1
+    while sp > 0:
+        sp -= 1
+        start = st_start[sp]
+        node0 = st_node[sp]
+        packed0 = st_packed[sp]
+        idx0 = st_idx[sp]
+        low0 = st_low[sp]
+        for j in range(start, m):
+            node = node0
+            packed = packed0
+            idx = idx0
+            low = low0 if low0 >= 0 else j
+            unit = np.int64(1) << (5 * j)
+            for _ in range(counts[j]):
+                node = _child(edge_start, edge_label, edge_child, node, labels[j])
+                if node < 0:
+                    break
+                packed += unit
+                idx += strides[j]
+                t = node_term[node]
+                if t >= 0 and term_cards[t] >= min_cards:
+                    word_term[n_words] = t
+                    word_idx[n_words] = idx
+                    word_packed[n_words] = packed
+                    word_low[n_words] = low
+                    n_words += 1
+                if j + 1 < m:
+                    st_start[sp] = j + 1
+                    st_node[sp] = node
+                    st_packed[sp] = packed
+                    st_idx[sp] = idx
+                    st_low[sp] = low
+                    sp += 1
+
+    return word_term[:n_words], word_idx[:n_words], word_packed[:n_words], word_low[:n_words]
+
+
+@njit(cache=True, nogil=True)
+def _group_by_low(word_low, m):
+    """Word order grouped by lowest field (counting sort, order kept), and the guard mask."""
+    n_words = word_low.shape[0]
+    low_start = np.zeros(m + 1, np.int32)
+    for w in range(n_words):
+        low_start[word_low[w] + 1] += 1
+    for j in range(m):
+        low_start[j + 1] += low_start[j]
+    fill = low_start.copy()
+    order = np.empty(n_words, np.int32)
+    for w in range(n_words):
+        order[fill[word_low[w]]] = w
+        fill[word_low[w]] += 1
+    guard = np.int64(0)
+    for j in range(m):
+        guard |= np.int64(16) << (5 * j)
+    return low_start, order, guard
+
+
+@njit(cache=True, nogil=True)
+def _strides(counts):
+    m = counts.shape[0]
+    strides = np.empty(m + 1, np.int64)
+    strides[0] = 1
+    for j in range(m):
+        strides[j + 1] = strides[j] * (counts[j] + 1)
+    return strides
+
+
+@njit(cache=True, nogil=True)
+def _cover(s, packed, guard, low_start, order, word_packed, word_idx, memo):
+    """Can sub-multiset s (packed form `packed`) be laid out completely? Depth-first, memoised."""
+    if s == 0:
+        return True
+    if memo[s] != 0:
+        return memo[s] == 1
+    rest = packed ^ guard
+    low = 0
+    while (rest >> (5 * low)) & 15 == 0:
+        low += 1
+    for k in range(low_start[low], low_start[low + 1]):
+        w = order[k]
+        r = packed - word_packed[w]
+        if (r & guard) == guard and _cover(s - word_idx[w], r, guard, low_start, order, word_packed, word_idx, memo):
+            memo[s] = 1
+            return True
+    memo[s] = 2
+    return False
+
+
+@njit(cache=True, nogil=True)
+def go_out_fields(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards):
+    """For a hand after drawing: bit j set iff the hand minus one card of field j can be laid out.
+
+    Cheaper than the full table: a depth-first cover search that stops at the first
+    complete layout, sharing its memo between the discards.
+    Bit m (one past the fields) is set iff the whole hand can be laid out.
+    """
+    m = labels.shape[0]
+    strides = _strides(counts)
+    word_term, word_idx, word_packed, word_low = hand_words(
+        labels, counts, strides, min_cards, edge_start, edge_label, edge_child, node_term, term_cards
+    )
+    low_start, order, guard = _group_by_low(word_low, m)
+    memo = np.zeros(strides[m], np.int8)
+    full = strides[m] - 1
+    packed = guard
+    for j in range(m):
+        packed += counts[j] << (5 * j)
+    bits = np.int64(0)
+    for j in range(m):
+        if _cover(
+            full - strides[j], packed - (np.int64(1) << (5 * j)), guard, low_start, order, word_packed, word_idx, memo
+        ):
+            bits |= np.int64(1) << j
+    if _cover(full, packed, guard, low_start, order, word_packed, word_idx, memo):
+        bits |= np.int64(1) << m
+    return bits
+
+
+@njit(cache=True, nogil=True)
+def _best(
+    s,
+    packed,
+    guard,
+    strides,
+    low_start,
+    order,
+    word_packed,
+    word_idx,
+    word_term,
+    term_points,
+    term_letters,
+    best_used,
+    best_words,
+    best_long,
+    choice,
+    nxt,
+    seen,
+):
+    """Fill the best layout of state s (and the states it needs), depth-first with a memo."""
+    if s == 0 or seen[s]:
+        return
+    rest = packed ^ guard
+    low = 0
+    while (rest >> (5 * low)) & 15 == 0:
+        low += 1
+    r = s - strides[low]
+    rp = packed - (np.int64(1) << (5 * low))
+    _best(
+        r,
+        rp,
+        guard,
+        strides,
+        low_start,
+        order,
+        word_packed,
+        word_idx,
+        word_term,
+        term_points,
+        term_letters,
+        best_used,
+        best_words,
+        best_long,
+        choice,
+        nxt,
+        seen,
+    )
+    used = best_used[r]
+    nw = best_words[r]
+    lg = best_long[r]
+    ch = -1
+    nx = r
+    for k in range(low_start[low], low_start[low + 1]):
+        w = order[k]
+        rp = packed - word_packed[w]
+        if (rp & guard) != guard:
+            continue
+        r = s - word_idx[w]
+        _best(
+            r,
+            rp,
+            guard,
+            strides,
+            low_start,
+            order,
+            word_packed,
+            word_idx,
+            word_term,
+            term_points,
+            term_letters,
+            best_used,
+            best_words,
+            best_long,
+            choice,
+            nxt,
+            seen,
+        )
+        t = word_term[w]
+        u2 = best_used[r] + term_points[t]
+        w2 = best_words[r] + 1
+        l2 = term_letters[t]
+        if best_long[r] > l2:
+            l2 = best_long[r]
+        if u2 > used or (u2 == used and (w2 > nw or (w2 == nw and l2 > lg))):
+            used = u2
+            nw = w2
+            lg = l2
+            ch = w
+            nx = r
+    best_used[s] = used
+    best_words[s] = nw
+    best_long[s] = lg
+    choice[s] = ch
+    nxt[s] = nx
+    seen[s] = True
+
+
+@njit(cache=True, nogil=True)
+def best_layout_path(
+    labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_points, term_letters, term_cards
+):
+    """The best layout of the whole hand, searched depth-first from the full hand only.
+
+    Returns (used points, terms of the words laid, fields of the unused cards).
+    """
+    m = labels.shape[0]
+    strides = _strides(counts)
+    n_states = strides[m]
+    word_term, word_idx, word_packed, word_low = hand_words(
+        labels, counts, strides, min_cards, edge_start, edge_label, edge_child, node_term, term_cards
+    )
+    low_start, order, guard = _group_by_low(word_low, m)
+    best_used = np.zeros(n_states, np.int32)
+    best_words = np.zeros(n_states, np.int32)
+    best_long = np.zeros(n_states, np.int32)
+    choice = np.full(n_states, -1, np.int32)
+    nxt = np.zeros(n_states, np.int64)
+    seen = np.zeros(n_states, np.bool_)
+    full = n_states - 1
+    packed = guard
+    for j in range(m):
+        packed += counts[j] << (5 * j)
+    _best(
+        full,
+        packed,
+        guard,
+        strides,
+        low_start,
+        order,
+        word_packed,
+        word_idx,
+        word_term,
+        term_points,
+        term_letters,
+        best_used,
+        best_words,
+        best_long,
+        choice,
+        nxt,
+        seen,
+    )
+    terms = np.empty(m + 12, np.int32)
+    unused = np.empty(m + 12, np.int32)
+    n_terms = 0
+    n_unused = 0
+    s = full
+    while s != 0:
+        ch = choice[s]
+        if ch >= 0:
+            terms[n_terms] = word_term[ch]
+            n_terms += 1
+        else:
+            diff = s - nxt[s]
+            j = 0
+            while strides[j] != diff:
+                j += 1
+            unused[n_unused] = j
+            n_unused += 1
+        s = nxt[s]
+    return best_used[full], terms[:n_terms], unused[:n_unused]
+
+
+@njit(cache=True, nogil=True)
+def solve_table(
+    labels,
+    counts,
+    min_cards,
+    edge_start,
+    edge_label,
+    edge_child,
+    node_term,
+    term_points,
+    term_letters,
+    term_cards,
+    field_points,
+):
+    """Fill the layout table of one hand. See the module docstring.
+
+    Returns (n_states, strides, word_term, word_idx, best_used, best_words, best_long,
+    cover, choice, nxt): choice[s] is the word (index into word_term) laid with the
+    lowest card of s in the best layout, or -1 if that card is unused; nxt[s] the state left.
+    """
+    m = labels.shape[0]
+    strides = _strides(counts)
+    n_states = strides[m]
+    word_term, word_idx, word_packed, word_low = hand_words(
+        labels, counts, strides, min_cards, edge_start, edge_label, edge_child, node_term, term_cards
+    )
+    low_start, order, guard = _group_by_low(word_low, m)
+
+    # -- 2. the table over every sub-multiset ------------------------------------
+    best_used = np.zeros(n_states, np.int32)
+    best_words = np.zeros(n_states, np.int32)
+    best_long = np.zeros(n_states, np.int32)
+    cover = np.zeros(n_states, np.bool_)
+    choice = np.full(n_states, -1, np.int32)
+    nxt = np.zeros(n_states, np.int64)
+    cover[0] = True
+    digits = np.zeros(m, np.int64)
+    packed = guard
+    for s in range(1, n_states):
+        # Odometer increment of the digits (and the packed form) from s-1 to s.
+        j = 0
+        while digits[j] == counts[j]:
+            packed -= digits[j] << (5 * j)
+            digits[j] = 0
+            j += 1
+        digits[j] += 1
+        packed += np.int64(1) << (5 * j)
+        low = 0
+        while digits[low] == 0:
+            low += 1
+        # Option 1: the lowest card stays unused.
+        r = s - strides[low]
+        used = best_used[r]
+        nw = best_words[r]
+        lg = best_long[r]
+        ch = -1
+        nx = r
+        cv = False
+        # Option 2: it starts a word.
+        for k in range(low_start[low], low_start[low + 1]):
+            w = order[k]
+            if ((packed - word_packed[w]) & guard) != guard:
+                continue
+            r = s - word_idx[w]
+            t = word_term[w]
+            if cover[r]:
+                cv = True
+            u2 = best_used[r] + term_points[t]
+            w2 = best_words[r] + 1
+            l2 = term_letters[t]
+            if best_long[r] > l2:
+                l2 = best_long[r]
+            if u2 > used or (u2 == used and (w2 > nw or (w2 == nw and l2 > lg))):
+                used = u2
+                nw = w2
+                lg = l2
+                ch = w
+                nx = r
+        best_used[s] = used
+        best_words[s] = nw
+        best_long[s] = lg
+        cover[s] = cv
+        choice[s] = ch
+        nxt[s] = nx
+    return n_states, strides, word_term, word_idx, best_used, best_words, best_long, cover, choice, nxt
+
+
+def build_trie(prefix_map: dict[int, int]) -> tuple[np.ndarray, ...]:
+    """CSR trie arrays (edge_start, edge_label, edge_child, node_term) from the index's prefix map.
+
+    A code is its parent's code * 32 + label, so parents and labels come from shifts.
+    Node 0 is the root; node i + 1 is the i-th code in ascending order.
+    """
+    codes = np.fromiter(prefix_map.keys(), dtype=np.int64, count=len(prefix_map))
+    values = np.fromiter(prefix_map.values(), dtype=np.int32, count=len(prefix_map))
+    order = np.argsort(codes, kind="stable")
+    codes, values = codes[order], values[order]
+    n_nodes = len(codes) + 1
+    parent_codes = codes >> 5
+    parents = np.searchsorted(codes, parent_codes) + 1
+    parents[parent_codes == 0] = 0
+    labels = (codes & 31).astype(np.int32)
+    edge_order = np.lexsort((labels, parents))
+    edge_label = labels[edge_order]
+    edge_child = (edge_order + 1).astype(np.int32)
+    edge_start = np.zeros(n_nodes + 1, dtype=np.int64)
+    np.add.at(edge_start, parents + 1, 1)
+    edge_start = np.cumsum(edge_start)
+    node_term = np.full(n_nodes, -1, dtype=np.int32)
+    node_term[1:] = values
+    return edge_start, edge_label, edge_child, node_term
