@@ -1,0 +1,262 @@
+"""`QuiddlerEnv` (`Quiddler-v0`): Quiddler as a single-agent Gymnasium env, the other seats played inside it.
+
+```python
+import gymnasium as gym
+import quiddler_env  # registers Quiddler-v0
+
+env = gym.make("Quiddler-v0", num_players=3, learner_seat="random", reward_mode="relative")
+obs, info = env.reset(seed=0)
+obs, reward, terminated, truncated, info = env.step(int(info["action_mask"].nonzero()[0][0]))
+```
+
+- One learner seat (`learner_seat`: a seat number, or `"random"` for a new seat each
+  episode drawn from the env's `np_random`). The env plays the other seats until it is
+  the learner's move again, so every `step` returns the learner's next decision.
+- Opponents: any object with `act(observation, action_mask) -> int` and optionally
+  `reset(seed)`; `opponents` is one such object (it plays every other seat), or a list
+  of `num_players - 1` of them in relative seat order (the seat after the learner
+  first). The default is `UniformRandomPolicy`, a uniform random legal policy whose
+  seed comes from the env's `np_random` at every reset. A policy with the attribute
+  `uses_observation = False` gets `None` instead of the observation vector (saves
+  the encoding for policies that do not read it).
+- Observation: the float32 vector of `quiddler_env.envs.observation` (the same
+  encoding and bounds as the AEC env's `'observation'`). Action: `Discrete(64)`, the
+  action table of the AEC env. The legal actions are `env.action_masks()`
+  (sb3-contrib's `MaskablePPO` convention, works through `SubprocVecEnv`) and
+  `info["action_mask"]`; all zeros once the game is over.
+- Reward: the learner's own reward, in the AEC env's modes (`round_score`,
+  `relative`, `win_loss`, times `reward_scale`), summed over the round ends that
+  happened since its last move. `info["round_result"]` / `info["round"]` as in the
+  AEC env when a round ended in the step, `info["winners"]` (seats) at the end.
+- An illegal action ends the episode (`terminated=True`) with reward
+  `illegal_reward` (default -1) and `info["illegal_action"] = True`, like
+  PettingZoo's `TerminateIllegalWrapper`.
+- `max_cycles`: truncate after that many learner steps (default `None`).
+- Options as in the AEC env: `QuiddlerConfig` fields, a YAML `config` file, plus
+  `learner_seat`, `opponents` (keyword only) and `illegal_reward`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from ..core import actions as A
+from ..core.config import QuiddlerConfig
+from ..core.game import Phase, QuiddlerGame
+from . import common
+from .observation import encode_observation
+
+GYM_OPTION_DEFAULTS: dict[str, Any] = {**common.ENV_OPTION_DEFAULTS, "learner_seat": 0, "illegal_reward": -1.0}
+
+_SEED_BOUND = 2**63 - 1
+
+
+class UniformRandomPolicy:
+    """Picks uniformly among the legal actions, from its own seeded generator."""
+
+    uses_observation = False
+
+    def __init__(self, seed: int | None = None):
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: np.ndarray | None, action_mask: np.ndarray) -> int:
+        legal = np.flatnonzero(action_mask)
+        if legal.size == 0:
+            raise ValueError("UniformRandomPolicy.act: the action mask has no legal action")
+        return int(legal[self.rng.integers(legal.size)])
+
+
+class QuiddlerEnv(gym.Env):
+    """Quiddler for one learner against policies inside the env (see the module docstring)."""
+
+    metadata = {"render_modes": list(common.RENDER_MODES), "render_fps": 1}
+
+    def __init__(
+        self,
+        config: str | os.PathLike | Mapping[str, Any] | QuiddlerConfig | None = None,
+        *,
+        opponents: Any = None,
+        **options: Any,
+    ) -> None:
+        self.config, opts = common.resolve_options(config, options, GYM_OPTION_DEFAULTS)
+        n = self.num_players = self.config.num_players
+        self.reward_mode = opts["reward_mode"]
+        self.reward_scale = common.check_reward_options(opts["reward_mode"], opts["reward_scale"])
+        self.render_mode = common.check_render_mode(opts["render_mode"])
+        self.render_view = common.check_render_view(opts["render_view"], n)
+        self.max_cycles = common.check_max_cycles(opts["max_cycles"])
+        seat = opts["learner_seat"]
+        if seat != "random" and (isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n):
+            raise ValueError(f"option 'learner_seat': bad value {seat!r}; allowed: 'random' or a seat 0..{n - 1}")
+        self.learner_seat_option = seat
+        illegal = opts["illegal_reward"]
+        if isinstance(illegal, bool) or not isinstance(illegal, (int, float)) or not np.isfinite(illegal):
+            raise ValueError(f"option 'illegal_reward': bad value {illegal!r}; allowed: a finite number")
+        self.illegal_reward = float(illegal)
+        self.opponents = self._check_opponents(opponents, n)
+
+        self.game = QuiddlerGame(self.config)
+        self.action_space = spaces.Discrete(A.NUM_ACTIONS)
+        self.observation_space = common.observation_box(self.config)
+        self.names = [f"player_{i}" for i in range(n)]
+        self._no_moves = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        self._mask = self._no_moves
+        self.seat = seat if seat != "random" else 0
+        self._done = True
+        self._has_game = False
+        self._last_move: tuple[str, int, int] | None = None
+
+    @staticmethod
+    def _check_opponents(opponents: Any, n: int) -> list[Any]:
+        if opponents is None:
+            return [UniformRandomPolicy() for _ in range(n - 1)]
+        if hasattr(opponents, "act"):
+            return [opponents] * (n - 1)
+        if isinstance(opponents, Sequence) and not isinstance(opponents, str):
+            policies = list(opponents)
+            if len(policies) != n - 1:
+                raise ValueError(
+                    f"option 'opponents': {len(policies)} policies given for {n - 1} opponent seat(s) of a "
+                    f"{n}-player game"
+                )
+            for i, p in enumerate(policies):
+                if not callable(getattr(p, "act", None)):
+                    raise ValueError(f"option 'opponents': entry {i} ({p!r}) has no act(observation, action_mask)")
+            return policies
+        raise ValueError(
+            f"option 'opponents': bad value {opponents!r}; allowed: None, a policy with act(observation, "
+            "action_mask), or a list of one per opponent seat"
+        )
+
+    # -- episode -----------------------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Deal a new game and play the opponents up to the learner's first move."""
+        super().reset(seed=seed)
+        rng = self.np_random
+        if self.learner_seat_option == "random":
+            self.seat = int(rng.integers(self.num_players))
+        # Opponents draw their seeds from np_random, so one env seed fixes the whole game.
+        seen: set[int] = set()
+        for policy in self.opponents:
+            policy_seed = int(rng.integers(_SEED_BOUND))
+            if id(policy) not in seen and callable(getattr(policy, "reset", None)):
+                seen.add(id(policy))
+                policy.reset(seed=policy_seed)
+        self.game.reset(rng=rng, decks=(options or {}).get("decks"))
+        self._done = False
+        self._has_game = True
+        self._steps = 0
+        self._last_move = None
+        # No round can end before the learner's first move (everyone moves in every round).
+        _, info = self._play_opponents(0.0, {})
+        return self._observation(), self._info(info)
+
+    def step(self, action: Any):
+        """Play the learner's `action`, then the opponents until the learner's next move or the game end."""
+        if self._done:
+            raise RuntimeError("step() after the episode ended (or before reset()); call reset() first")
+        game = self.game
+        try:
+            move = int(action)
+        except (TypeError, ValueError):
+            move = -1
+        self._steps += 1
+        if not (0 <= move < A.NUM_ACTIONS and move == action and self._mask[move]):
+            self._done = True
+            self._mask = self._no_moves
+            info = {"illegal_action": True, "action_mask": self._no_moves.copy(), "seat": self.seat}
+            return encode_observation(game, self.seat), self.illegal_reward, True, False, info
+        reward, info = self._apply(move, 0.0, {})
+        reward, info = self._play_opponents(reward, info)
+        terminated = game.phase == Phase.GAME_OVER
+        truncated = not terminated and self.max_cycles is not None and self._steps >= self.max_cycles
+        self._done = terminated or truncated
+        if self.render_mode == "human":
+            self.render()
+        return self._observation(), reward, terminated, truncated, self._info(info)
+
+    def _apply(self, move: int, reward: float, info: dict[str, Any]) -> tuple[float, dict[str, Any]]:
+        game = self.game
+        player = game.current_player
+        taken = game.discard_pile[-1] if move == A.TAKE_DISCARD else -1
+        totals_before = list(game.totals)
+        results = game.step(move)
+        self._last_move = (self.names[player], move, taken)
+        if results is not None:
+            rewards = common.round_rewards(results, totals_before, self.reward_mode, self.reward_scale)
+            info = common.round_info(results, len(game.round_history))
+            if game.phase == Phase.GAME_OVER:
+                rewards[self.seat] += common.game_rewards(game.totals, self.reward_mode, self.reward_scale)[self.seat]
+                info["winners"] = game.winners()
+            reward += rewards[self.seat]
+        return reward, info
+
+    def _play_opponents(self, reward: float, info: dict[str, Any]) -> tuple[float, dict[str, Any]]:
+        game = self.game
+        n = self.num_players
+        while game.phase != Phase.GAME_OVER and game.current_player != self.seat:
+            seat = game.current_player
+            policy = self.opponents[(seat - self.seat) % n - 1]
+            mask = game.legal_action_mask()
+            obs = encode_observation(game, seat) if getattr(policy, "uses_observation", True) else None
+            move = policy.act(obs, mask)
+            try:
+                legal = bool(mask[move])
+            except (IndexError, TypeError):
+                legal = False
+            if not legal:
+                raise ValueError(
+                    f"opponent policy {policy!r} in seat {seat} chose illegal action {move!r}; "
+                    f"legal: {np.flatnonzero(mask).tolist()}"
+                )
+            reward, info = self._apply(int(move), reward, info)
+        self._mask = game.legal_action_mask() if game.phase != Phase.GAME_OVER else self._no_moves
+        return reward, info
+
+    def _observation(self) -> np.ndarray:
+        return encode_observation(self.game, self.seat)
+
+    def _info(self, info: dict[str, Any]) -> dict[str, Any]:
+        out = dict(info)
+        out["action_mask"] = self._mask.copy()
+        out["seat"] = self.seat
+        return out
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions of the learner now (bool, 64); all False when the game is over."""
+        return self._mask.astype(bool)
+
+    # -- rendering ---------------------------------------------------------------------------
+
+    def render(self) -> str | None:
+        """'ansi': the text table (the learner's hand, or as `render_view` says); 'human': print it."""
+        if self.render_mode is None:
+            gym.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        if not self._has_game:
+            raise RuntimeError("render() before reset(): there is no game to show")
+        if self.render_view == "all":
+            shown = list(range(self.num_players))
+        elif self.render_view == "current":
+            shown = [self.seat]
+        else:
+            shown = [self.render_view]
+        last = common.describe_move(*self._last_move) if self._last_move else None
+        text = common.render_table(self.game, self.names, shown, last)
+        if self.render_mode == "ansi":
+            return text
+        print(text + "\n")
+        return None
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,347 @@
+# noqa: D212, D415
+"""
+# Quiddler
+
+| Import             | `from quiddler_env import env` (or `quiddler_env.envs.quiddler_v0`) |
+|--------------------|--------------------------------------------------|
+| Actions            | Discrete                                         |
+| Parallel API       | No                                               |
+| Manual Control     | No                                               |
+| Agents             | `agents= ['player_0', ..., 'player_{n-1}']`      |
+| Agents             | 2 to 8 (`num_players`, default 2)                |
+| Action Shape       | (1,)                                             |
+| Action Values      | Discrete(64)                                     |
+| Observation Shape  | (100 + 34 n,) for n players: (168,) for 2         |
+| Observation Values | counts 0..12, totals / 100, the rest in [0, 1]   |
+
+Quiddler is a rummy-like word card game for 2 to 8 players. Each of 8 rounds deals
+3, 4, ... 10 cards; on a turn a player draws (from the draw pile or the discard
+pile), then discards one card. A player whose other cards can all be laid in words
+may go out as they discard; every other player then has one last turn, and the
+round is scored: points of the cards laid in words minus points of the cards left
+in hand, plus 10 for the longest word (and/or the most words). The highest total
+after the last round wins. The rules, with every option, are in `QuiddlerConfig`.
+
+Which words a hand lays is decided by the exact solver (the best layout), so an
+agent decides what matters: where to draw from, what to keep, when to go out.
+
+### Arguments
+
+```python
+quiddler_env.env(config=None, *, reward_mode="round_score", reward_scale=None,
+                 render_mode=None, render_view="current", max_cycles=None, **rules)
+```
+
+`config`: a YAML file (e.g. `configs/env/default.yaml`), a mapping or a
+`QuiddlerConfig`; keyword arguments override it. Any key that is neither a rule nor
+an env option raises a `ValueError` naming it.
+
+`**rules`: the `QuiddlerConfig` fields: `num_players` (2..8), `hand_sizes` (one
+round per entry), `min_word_cards`, `two_player_bonus`, `bonus_value`,
+`score_floor`, `go_out`, `dictionary`, `turn_cap`.
+
+`reward_mode`: `"round_score"`, `"relative"` or `"win_loss"` (see Rewards).
+
+`reward_scale`: multiplies every reward; `None` means 0.01 for the point modes (a
+round's reward is then roughly -1..2) and 1 for `win_loss`.
+
+`render_mode`: `None`, `"ansi"` (render returns the text table) or `"human"`
+(prints it after every step).
+
+`render_view`: whose hand the table shows: `"current"` (the agent to act),
+`"all"`, or a seat (`2` or `"player_2"`); other hands show only their size and the
+cards publicly taken from the discard pile.
+
+`max_cycles`: truncate every agent after `max_cycles * num_players` agent steps
+(`None`: no limit besides the game's own end; the default `turn_cap` ends every
+round after 30 turns each).
+
+### Observation Space
+
+A dict: `'observation'` is the float32 vector of `quiddler_env.envs.observation`
+(the encoding every env and bot uses) for the observing agent; `'action_mask'` is
+an int8 vector of 64 with 1 for each legal action of the agent to act, and all
+zeros for every other agent (PettingZoo's classic convention). Opponents come in
+seat order starting with the next seat clockwise ("relative seats"). Nothing
+private to another player is encoded: opponents' hands only as the cards they took
+from the discard pile and must still hold; the draw pile only as its size.
+
+| slice | size | content | scale |
+|---|---|---|---|
+| `hand` | 31 | own hand, count per face (faces in `FACES` order) | raw count |
+| `discard_top` | 31 | top of the discard pile, one-hot (all zero if empty) | 0/1 |
+| `hand_size` | 1 | cards dealt this round | / 11 |
+| `phase` | 2 | one-hot: draw, discard | 0/1 |
+| `final_turn` | 1 | 1 once someone has gone out: the turns left are last turns | 0/1 |
+| `went_out` | n | relative seat of the player who went out, one-hot | 0/1 |
+| `discard_pile` | 31 | faces in the discard pile (all were seen face up) | raw count |
+| `opponent_taken` | 31*(n-1) | per opponent (relative seat order): cards taken from the discard pile and surely still held | raw count |
+| `unseen` | 31 | cards of each face not in own hand, the discard pile or `opponent_taken` | raw count |
+| `draw_pile_size` | 1 | cards in the draw pile | / 118 |
+| `totals` | n | running totals, own first, then relative seats | / 100 |
+| `round` | 1 | round number (1-based) | / number of rounds |
+| `seat_from_dealer` | n | own seat relative to the dealer (0 = dealer), one-hot | 0/1 |
+| `turns_this_round` | 1 | turns played this round | / (turn cap x players), 0 without cap |
+
+`observation_layout(n).view(vec)` splits a vector into these named slices. The
+space's bounds: counts up to the number of copies of the face, totals within what
+the configured rounds can score, everything else in [0, 1].
+
+### Action Space
+
+| id | move | legal when |
+|---|---|---|
+| 0 | draw the top card of the draw pile | draw phase (and the draw pile, or the discard pile below its top, has cards) |
+| 1 | take the top card of the discard pile | draw phase |
+| 2 + f | discard one card of face f (f = 0..30 in `FACES` order: A..Z, ER, CL, IN, TH, QU) | discard phase, face f in hand |
+| 33 + f | discard one card of face f and go out | discard phase, the rest of the hand can all be laid in words, not in a final turn |
+
+A turn is two agent steps by the same agent: draw, then discard. With
+`go_out="forced"` only the go-out actions are legal when one exists.
+
+`raw_env.step` raises a `ValueError` naming the action and the legal ones when the
+action is illegal. `env()` adds PettingZoo's standard wrappers: an illegal move
+ends the game with reward -1 for the mover and 0 for the others
+(`TerminateIllegalWrapper`), an action outside `Discrete(64)` fails an assertion,
+and the call order is enforced.
+
+### Rewards
+
+Given to every agent when a round ends (so the agent that ends a round is not the
+only one rewarded); the episode is the whole game, every configured round.
+
+| `reward_mode` | reward at a round end | at the game end |
+|---|---|---|
+| `round_score` | the points the round added to the agent's total (its round score after the score floor) x scale | 0 |
+| `relative` | that minus the mean of the opponents' (sums to 0 over the table) x scale | 0 |
+| `win_loss` | 0 | +1 sole winner, 0 each winner of a tie on the highest total, -1 everyone else (x scale) |
+
+With the default scale, an agent's return in `round_score` mode is its final total / 100.
+
+### Infos
+
+At a round end every agent's info is `{"round": k, "round_result": [...]}` with
+one entry per player (seat order): `player`, `words` (each a list of card faces
+such as `["QU", "I", "Z"]`), `spelled` (`"quiz"`), `unused`, `card_points`,
+`unused_points`, `bonuses` (name -> points), `round_score`, `total`, `went_out`.
+`round_score = card_points - unused_points + sum(bonuses)`, floored at 0 by the
+default `score_floor`. The info stays until that agent acts. At the game end it
+also holds `"winners"` (agent names). Otherwise infos are empty.
+
+`reset(seed=None, options=None)`: `options={"decks": [...]}` stacks the deck (one
+118-card order, top first, per round) for scripted tests; other keys are ignored.
+
+### Version History
+
+* v0: Initial release (0.1.0)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from ..core import actions as A
+from ..core.config import QuiddlerConfig
+from ..core.game import Phase, QuiddlerGame
+from . import common
+from .observation import encode_observation
+
+ILLEGAL_MOVE_REWARD = -1
+
+
+def env(config: str | os.PathLike | Mapping[str, Any] | QuiddlerConfig | None = None, **options: Any) -> AECEnv:
+    """The Quiddler AEC env with PettingZoo's standard wrappers (see the module docstring)."""
+    aec = raw_env(config, **options)
+    aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=ILLEGAL_MOVE_REWARD)
+    aec = wrappers.AssertOutOfBoundsWrapper(aec)
+    aec = wrappers.OrderEnforcingWrapper(aec)
+    return aec
+
+
+class raw_env(AECEnv, EzPickle):
+    """Quiddler for 2..8 agents, one game per episode. Illegal actions raise a ValueError."""
+
+    metadata = {
+        "render_modes": list(common.RENDER_MODES),
+        "name": "quiddler_v0",
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(
+        self, config: str | os.PathLike | Mapping[str, Any] | QuiddlerConfig | None = None, **options: Any
+    ) -> None:
+        EzPickle.__init__(self, config, **options)
+        super().__init__()
+        self.config, opts = common.resolve_options(config, options, common.ENV_OPTION_DEFAULTS)
+        self.reward_mode = opts["reward_mode"]
+        self.reward_scale = common.check_reward_options(opts["reward_mode"], opts["reward_scale"])
+        self.render_mode = common.check_render_mode(opts["render_mode"])
+        self.render_view = common.check_render_view(opts["render_view"], self.config.num_players)
+        self.max_cycles = common.check_max_cycles(opts["max_cycles"])
+
+        self.game = QuiddlerGame(self.config)
+        n = self.num_players = self.config.num_players
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self.agent_name_mapping = {agent: i for i, agent in enumerate(self.possible_agents)}
+        # Built once: PettingZoo's API test wants the same space object on every call.
+        self.action_spaces = {agent: spaces.Discrete(A.NUM_ACTIONS) for agent in self.possible_agents}
+        self.observation_spaces = {
+            agent: spaces.Dict(
+                {"observation": common.observation_box(self.config), "action_mask": common.action_mask_box()}
+            )
+            for agent in self.possible_agents
+        }
+        self._no_moves = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        self._mask: np.ndarray | None = None
+        self._np_random: np.random.Generator | None = None
+        self._last_move: str | None = None
+        self.agents = self.possible_agents[:]
+        self._has_game = False
+
+    # -- spaces ------------------------------------------------------------------------------
+
+    def observation_space(self, agent: str) -> spaces.Dict:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Discrete:
+        return self.action_spaces[agent]
+
+    # -- episode -----------------------------------------------------------------------------
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Deal a new game. The same seed gives the same game; without a seed the games continue one stream."""
+        if seed is not None or self._np_random is None:
+            self._np_random = np.random.default_rng(seed)
+        decks = (options or {}).get("decks")
+        self.game.reset(rng=self._np_random, decks=decks)
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {agent: {} for agent in self.agents}
+        self.agent_selection = self.possible_agents[self.game.current_player]
+        self._mask = None
+        self._rewarded = False
+        self._num_steps = 0
+        self._last_move = None
+        self._has_game = True
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """`agent`'s observation vector and action mask (all zeros unless it is `agent`'s move)."""
+        seat = self.agent_name_mapping[agent]
+        game = self.game
+        if agent == self.agent_selection and seat == game.current_player and game.phase != Phase.GAME_OVER:
+            mask = self._current_mask().copy()
+        else:
+            mask = self._no_moves.copy()
+        return {"observation": encode_observation(game, seat), "action_mask": mask}
+
+    def _current_mask(self) -> np.ndarray:
+        # Computed at most once per state: observe() and the legality check in step() share it.
+        if self._mask is None:
+            self._mask = self.game.legal_action_mask()
+        return self._mask
+
+    def step(self, action: Any) -> None:
+        """Play `action` for `agent_selection` (None for an agent that is done)."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        game = self.game
+        move = self._checked_action(agent, action)
+        self._cumulative_rewards[agent] = 0.0
+        if self.infos[agent]:
+            self.infos[agent] = {}  # the agent has now seen its round result
+        if self._rewarded:
+            self._clear_rewards()
+            self._rewarded = False
+        player = game.current_player
+        taken = game.discard_pile[-1] if move == A.TAKE_DISCARD else -1
+        totals_before = list(game.totals)
+        results = game.step(move)
+        self._mask = None
+        self._num_steps += 1
+        self._last_move = (agent, move, taken)
+        if results is not None:
+            self._score_round(results, totals_before)
+        if game.phase == Phase.GAME_OVER:
+            self.terminations = dict.fromkeys(self.agents, True)
+            self.agent_selection = self.possible_agents[(player + 1) % self.num_players]
+        else:
+            self.agent_selection = self.possible_agents[game.current_player]
+            if self.max_cycles is not None and self._num_steps >= self.max_cycles * self.num_players:
+                self.truncations = dict.fromkeys(self.agents, True)
+        if self.render_mode == "human":
+            self.render()
+
+    def _checked_action(self, agent: str, action: Any) -> int:
+        try:
+            move = int(action)
+        except (TypeError, ValueError):
+            move = None
+        if move is None or move != action or not self.game.is_legal(move):
+            legal = ", ".join(f"{a} ({A.action_name(a)})" for a in self.game.legal_actions())
+            try:
+                name = f" ({A.action_name(move)})" if move is not None else ""
+            except ValueError:
+                name = " (out of range 0..63)"
+            raise ValueError(f"illegal action {action!r}{name} for {agent}; legal actions: {legal}")
+        return move
+
+    def _score_round(self, results, totals_before) -> None:
+        game = self.game
+        rewards = common.round_rewards(results, totals_before, self.reward_mode, self.reward_scale)
+        info = common.round_info(results, len(game.round_history))
+        if game.phase == Phase.GAME_OVER:
+            final = common.game_rewards(game.totals, self.reward_mode, self.reward_scale)
+            rewards = [r + f for r, f in zip(rewards, final, strict=True)]
+            info["winners"] = [self.possible_agents[p] for p in game.winners()]
+        for agent in self.agents:
+            seat = self.agent_name_mapping[agent]
+            self.rewards[agent] = rewards[seat]
+            self.infos[agent] = info
+        self._rewarded = True
+        self._accumulate_rewards()
+
+    # -- rendering ---------------------------------------------------------------------------
+
+    def render(self) -> str | None:
+        """'ansi': the text table; 'human': print it."""
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        if not self._has_game:
+            raise RuntimeError("render() before reset(): there is no game to show")
+        text = common.render_table(self.game, self.possible_agents, self._shown_seats(), self._describe_last())
+        if self.render_mode == "ansi":
+            return text
+        print(text + "\n")
+        return None
+
+    def _shown_seats(self) -> list[int]:
+        if self.render_view == "all":
+            return list(range(self.num_players))
+        if self.render_view == "current":
+            return [self.agent_name_mapping[self.agent_selection]] if self.agents else []
+        return [self.render_view]
+
+    def _describe_last(self) -> str | None:
+        if self._last_move is None:
+            return None
+        return common.describe_move(*self._last_move)
+
+    def close(self) -> None:
+        pass
