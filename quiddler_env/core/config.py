@@ -30,7 +30,8 @@ from .cards import DECK_SIZE
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 8
 MAX_HAND_SIZE = 11
-"""Largest hand the engine deals (the solver packs a hand after drawing into 64 bits)."""
+"""Largest hand the engine deals (the solver packs a hand after drawing into 64 bits).
+Eight hands of 11 leave 30 of the 118 cards for the draw and discard piles."""
 MAX_ROUNDS = 16
 TWO_PLAYER_BONUS = ("longest_word", "most_words", "both")
 SCORE_FLOOR = ("round", "total", "none")
@@ -105,8 +106,6 @@ class QuiddlerConfig:
             raise ValueError(
                 f"unknown config key(s) {', '.join(map(repr, unknown))}; known keys: {', '.join(cls.field_names())}"
             )
-        if isinstance(data.get("hand_sizes"), list):
-            data["hand_sizes"] = tuple(data["hand_sizes"])
         return cls(**data)
 
     @classmethod

@@ -24,6 +24,8 @@ from .dictionary import load_dictionary
 from .scoring import RoundResult, score_round
 from .solver import HandSolver, Layout, get_solver
 
+_DECK = np.asarray(new_deck(), dtype=np.int64)
+
 
 class Phase(enum.IntEnum):
     DRAW = 0
@@ -79,7 +81,7 @@ class QuiddlerGame:
         if self._decks is not None and self.round < len(self._decks):
             order = list(self._decks[self.round])  # top first
         else:
-            order = [int(c) for c in self.rng.permutation(new_deck())]
+            order = self.rng.permutation(_DECK).tolist()
         self.draw_pile = order[::-1]  # top of the pile is the end of the list
         self.hand_size = self.config.hand_sizes[self.round]
         self.hands = [[0] * NUM_FACES for _ in range(n)]
@@ -217,8 +219,8 @@ class QuiddlerGame:
     def _reshuffle(self) -> None:
         top = self.discard_pile.pop()
         pile = self.discard_pile
-        self.rng.shuffle(pile)
-        self.draw_pile = [int(c) for c in pile]
+        # The discard pile's order is public; shuffling it with the game's generator hides it again.
+        self.draw_pile = self.rng.permutation(np.asarray(pile, dtype=np.int64)).tolist()
         self.discard_pile = [top]
         self.discard_counts = [0] * NUM_FACES
         self.discard_counts[top] = 1

@@ -1,0 +1,143 @@
+"""The hand solver: golden layouts, brute-force cross-checks, the go-out question, the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import quiddler_env
+from quiddler_env.core.cards import FACE_INDEX, FACES, LETTERS, POINTS, hand_counts, new_deck
+from quiddler_env.core.config import QuiddlerConfig
+from quiddler_env.core.solver import get_solver
+
+from .reference import brute_best, faces_of, word_table
+
+GOLDEN = json.loads((Path(__file__).parent / "data" / "best_layouts.json").read_text())["cases"]
+
+
+def _random_hands(n_hands: int, sizes: tuple[int, ...], seed: int) -> list[list[str]]:
+    rng = np.random.default_rng(seed)
+    deck = np.asarray(new_deck())
+    return [[FACES[f] for f in rng.choice(deck, int(rng.choice(sizes)), replace=False)] for _ in range(n_hands)]
+
+
+@pytest.mark.parametrize("min_cards", [1, 2])
+@pytest.mark.parametrize("case", GOLDEN, ids=lambda c: "-".join(c["hand"]))
+def test_golden_best_layouts(case, min_cards):
+    want = case[f"min_cards_{min_cards}"]
+    config = QuiddlerConfig(min_word_cards=min_cards)
+    layout = quiddler_env.best_layout(case["hand"], config)
+    assert layout.score == want["score"]
+    assert layout.n_words == want["words"]
+    assert layout.longest == want["longest_letters"]
+    assert quiddler_env.can_go_out(case["hand"], config) == want["can_go_out"]
+    # The layout itself is consistent: real words, every card accounted for once.
+    table = word_table()
+    for faces, word in zip(layout.words, layout.spelled, strict=True):
+        assert "".join(faces).lower() == word
+        assert tuple(sorted(faces)) in table
+        assert len(faces) >= min_cards
+    laid = [f for w in layout.words for f in w] + list(layout.unused)
+    assert Counter(laid) == Counter(case["hand"])
+    used = sum(POINTS[FACE_INDEX[f]] for w in layout.words for f in w)
+    unused = sum(POINTS[FACE_INDEX[f]] for f in layout.unused)
+    assert (layout.card_points, layout.unused_points, layout.score) == (used, unused, used - unused)
+
+
+def test_seed_examples():
+    assert quiddler_env.best_layout(["T", "O", "P"]).score == 11
+    quiz = quiddler_env.best_layout(["QU", "I", "Z", "M"])
+    assert quiz.spelled == ("quiz",) and quiz.unused == ("M",) and quiz.score == 20
+    assert not quiddler_env.can_go_out(["QU", "I", "Z", "M"])
+    # STEVE is a proper noun, not a word: the five cards cannot make one five-letter word.
+    steve = quiddler_env.best_layout(["S", "T", "E", "V", "E"])
+    assert "steve" not in steve.spelled and all(len(w) < 5 for w in steve.spelled)
+
+
+def test_every_spelling_is_found():
+    # QUIZ spelled with the QU card or with Q + U; THE with TH or T + H.
+    assert quiddler_env.best_layout(["Q", "U", "I", "Z"]).spelled == ("quiz",)
+    d = get_solver().dictionary
+    the_combo = d.spellings_of(d.lookup([FACE_INDEX["TH"], FACE_INDEX["E"]]))
+    the_letters = d.spellings_of(d.lookup([FACE_INDEX[f] for f in "THE"]))
+    assert ("the", ("TH", "E")) in the_combo and ("eth", ("E", "TH")) in the_combo
+    assert ("the", ("T", "H", "E")) in the_letters
+    assert quiddler_env.best_layout(["TH", "E"]).score == 11
+    # Three Z cards do not exist, so no index entry may need them.
+    assert d.lookup([FACE_INDEX["Z"]] * 3 + [FACE_INDEX["A"]]) == -1
+
+
+def test_min_cards_one_allows_a_lone_combination():
+    one = QuiddlerConfig(min_word_cards=1)
+    assert quiddler_env.can_go_out(["IN"], one)
+    assert not quiddler_env.can_go_out(["IN"])
+    assert quiddler_env.best_layout(["IN", "Q"], one).spelled == ("in",)
+
+
+@pytest.mark.parametrize("min_cards", [1, 2])
+def test_solver_matches_brute_force_on_random_hands(min_cards):
+    solver = get_solver(min_cards=min_cards)
+    hands = _random_hands(1500, (2, 3, 4, 5, 6, 7, 8), seed=min_cards)
+    hands += _random_hands(60, (9, 10), seed=10 + min_cards)
+    for hand in hands:
+        layout = solver.best_layout(hand)
+        assert (layout.score, layout.n_words, layout.longest, solver.can_go_out(hand)) == brute_best(hand, min_cards), (
+            hand
+        )
+
+
+def test_go_out_faces_matches_brute_force():
+    solver = get_solver()
+    for hand in _random_hands(400, (3, 4, 5, 6, 7, 8), seed=7):
+        counts = hand_counts(hand)
+        bits = solver.go_out_faces(counts)
+        for f, c in enumerate(counts):
+            rest = list(counts)
+            if c:
+                rest[f] -= 1
+            want = bool(c) and brute_best(faces_of(rest))[3]
+            assert bool(bits >> f & 1) == want, (hand, FACES[f])
+
+
+def test_discard_options_agree_with_best_layout():
+    solver = get_solver()
+    for hand in _random_hands(300, (4, 6, 8, 11), seed=3):
+        counts = hand_counts(hand)
+        options = solver.discard_options(counts)
+        assert sorted(o.face for o in options) == sorted({FACE_INDEX[f] for f in hand})
+        for o in options:
+            rest = list(counts)
+            rest[o.face] -= 1
+            layout = solver.best_layout(rest, counts=True)
+            assert (o.score, o.n_words, o.longest) == (layout.score, layout.n_words, layout.longest)
+            assert o.goes_out == bool(solver.go_out_faces(counts) >> o.face & 1)
+
+
+def test_memoised_answers_are_identical():
+    solver = get_solver()
+    hand = ["E", "R", "A", "S", "T", "IN", "G", "O", "L", "D", "M"]
+    first = solver.best_layout(hand)
+    assert solver.best_layout(list(reversed(hand))) is first
+    assert first.longest == max(len(w) for w in first.spelled)
+    assert first.longest == max(sum(LETTERS[FACE_INDEX[f]] for f in w) for w in first.words)
+
+
+def test_bad_faces_are_named():
+    with pytest.raises(ValueError, match="unknown card face 'M7'"):
+        quiddler_env.best_layout(["QU", "M7"])
+
+
+def test_command_line_solve():
+    out = subprocess.run(
+        [sys.executable, "-m", "quiddler_env", "solve", "QU", "I", "Z", "M"], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert "QUIZ" in out.stdout and "score 20" in out.stdout and "can go out: no" in out.stdout
+    bad = subprocess.run([sys.executable, "-m", "quiddler_env", "solve", "QX"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "unknown card face 'QX'" in bad.stderr
