@@ -18,6 +18,7 @@ def _register(env_id: str, entry_point: str) -> None:
 def register_envs() -> None:
     """Register every Gymnasium id of the project (safe to call more than once)."""
     _register("Quiddler-v0", "quiddler_env.envs.gym_env:QuiddlerEnv")
+    _register("QuiddlerSolitaire-v0", "quiddler_env.envs.solitaire_env:QuiddlerSolitaireEnv")
 
 
 register_envs()
