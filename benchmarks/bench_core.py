@@ -56,7 +56,7 @@ def main() -> None:
         cached = [_fresh_process(cache) for _ in range(3)]
     d = load_dictionary()
     t = time.perf_counter()
-    Dictionary(name="x", words=d.words, identity=d.identity)._build_index()
+    Dictionary(name="x", identity=d.identity, _words=d.words)._build_index()
     build = time.perf_counter() - t
     print(f"index build (in process):         {build:.2f} s")
     print(f"first process (build + cache):    {first['load_s']:.2f} s")

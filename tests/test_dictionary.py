@@ -61,27 +61,49 @@ def test_bad_word_lists_are_clear_errors(tmp_path, content, message):
         load_dictionary(path, use_cache=False)
 
 
+def _same_index(a: D.Dictionary, b: D.Dictionary) -> bool:
+    return all(np.array_equal(getattr(a, n), getattr(b, n)) for n in D.Dictionary._ARRAYS) and all(
+        a.spellings_of(t) == b.spellings_of(t) for t in range(a.n_terms)
+    )
+
+
 def test_index_cache_round_trip_and_corruption(tmp_path, monkeypatch):
     monkeypatch.setenv("QUIDDLER_CACHE_DIR", str(tmp_path / "cache"))
     words = tmp_path / "w.txt"
-    words.write_text("quiz\nquit\nzap\n")
+    words.write_text("quiz\nquit\nzap\nBad-line\n")
     first = load_dictionary(words)
     cache_files = list((tmp_path / "cache").glob("*.npz"))
     assert len(cache_files) == 1
-    # A fresh load reads the cache and gets the same index.
-    fresh = D.Dictionary(name="w", words=first.words, identity=first.identity)
-    assert fresh._load_index(cache_files[0])
-    assert fresh.prefix_map == first.prefix_map and fresh.term_spellings == first.term_spellings
+
+    def fresh() -> D.Dictionary:
+        return D.Dictionary(name="w", identity="", source_digest=first.source_digest, _source=words)
+
+    # A fresh load reads the cache and gets the same index, identity and skipped count.
+    loaded = fresh()
+    assert loaded._load_index(cache_files[0])
+    assert _same_index(loaded, first) and loaded.identity == first.identity and loaded.skipped_lines == 1
+    assert loaded.words == ("quit", "quiz", "zap")
     # A corrupt file is not trusted: loading fails and ensure_index rebuilds and rewrites it.
     cache_files[0].write_bytes(cache_files[0].read_bytes()[:-100])
-    broken = D.Dictionary(name="w", words=first.words, identity=first.identity)
+    broken = fresh()
     assert not broken._load_index(cache_files[0])
     broken.ensure_index()
-    assert broken.prefix_map == first.prefix_map
-    assert D.Dictionary(name="w", words=first.words, identity=first.identity)._load_index(cache_files[0])
+    assert _same_index(broken, first)
+    assert fresh()._load_index(cache_files[0])
     # A tampered file with a valid npz layout but a wrong checksum is rejected as well.
     with np.load(cache_files[0]) as data:
         arrays = {k: data[k] for k in data.files}
-    arrays["values"] = arrays["values"][::-1].copy()
+    arrays["node_term"] = arrays["node_term"][::-1].copy()
     np.savez(cache_files[0], **arrays)
-    assert not D.Dictionary(name="w", words=first.words, identity=first.identity)._load_index(cache_files[0])
+    assert not fresh()._load_index(cache_files[0])
+
+
+def test_lookup_and_prefix_codes_agree():
+    d = load_dictionary()
+    term = d.lookup([FACE_INDEX[f] for f in ("QU", "I", "Z")])
+    assert term >= 0 and ("quiz", ("QU", "I", "Z")) in d.spellings_of(term)
+    assert d.term_points[term] == 25 and d.term_letters[term] == 4 and d.term_cards[term] == 3
+    code = 0
+    for f in sorted((FACE_INDEX[f] for f in ("QU", "I", "Z")), key=D.KEY_RANK.__getitem__):
+        code = code * 32 + D.KEY_RANK[f] + 1
+    assert d.prefix_map[code] == term

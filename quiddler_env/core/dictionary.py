@@ -78,18 +78,37 @@ def _encode(key: tuple[int, ...]) -> int:
 
 @dataclass
 class Dictionary:
-    """A word list with its identity and its card-multiset index."""
+    """A word list with its identity and its card-multiset index.
+
+    The index is a trie over card multisets (faces sorted by `KEY_ORDER`) held in
+    flat arrays: `edge_start[node]..edge_start[node+1]` are the node's edges, with
+    labels (key rank + 1) in `edge_label` and targets in `edge_child`; `node_term`
+    is the word multiset ending at a node (-1 if none). Per word multiset ("term"):
+    points, letters, cards and its spellings.
+    """
 
     name: str
-    words: tuple[str, ...]
     identity: str
     skipped_lines: int = 0
-    # Index (filled by `_build_index` or loaded from the cache).
-    prefix_map: dict[int, int] = field(default_factory=dict, repr=False)
-    term_points: list[int] = field(default_factory=list, repr=False)
-    term_letters: list[int] = field(default_factory=list, repr=False)
-    term_cards: list[int] = field(default_factory=list, repr=False)
-    term_spellings: list[str] = field(default_factory=list, repr=False)
+    source_digest: str = ""
+    _words: tuple[str, ...] | None = field(default=None, repr=False)
+    _source: Path | None = field(default=None, repr=False)
+    edge_start: np.ndarray | None = field(default=None, repr=False)
+    edge_label: np.ndarray | None = field(default=None, repr=False)
+    edge_child: np.ndarray | None = field(default=None, repr=False)
+    node_term: np.ndarray | None = field(default=None, repr=False)
+    term_points: np.ndarray | None = field(default=None, repr=False)
+    term_letters: np.ndarray | None = field(default=None, repr=False)
+    term_cards: np.ndarray | None = field(default=None, repr=False)
+    _spell_blob: bytes = field(default=b"", repr=False)
+    _spell_offsets: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        """The words, sorted (read from the source on first use: a cached index does not need them)."""
+        if self._words is None:
+            self._words, _ = _parse_words(_read_text(self._source))
+        return self._words
 
     def __contains__(self, word: str) -> bool:
         return word.lower() in self._word_set
@@ -101,20 +120,56 @@ class Dictionary:
             ws = self.__dict__["_ws"] = frozenset(self.words)
         return ws
 
+    @property
+    def trie(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(edge_start, edge_label, edge_child, node_term), the arrays the solver kernels walk."""
+        return self.edge_start, self.edge_label, self.edge_child, self.node_term
+
+    @property
+    def n_terms(self) -> int:
+        return len(self.term_points)
+
+    def child(self, node: int, face: int) -> int:
+        """The trie node reached from `node` by one card of `face`, or -1."""
+        label = KEY_RANK[face] + 1
+        lo, hi = int(self.edge_start[node]), int(self.edge_start[node + 1])
+        i = lo + int(np.searchsorted(self.edge_label[lo:hi], label))
+        return int(self.edge_child[i]) if i < hi and self.edge_label[i] == label else -1
+
+    def lookup(self, cards: list[int]) -> int:
+        """Term id of the multiset `cards` (face indices), or -1 if it spells no word."""
+        if not cards or len(cards) > MAX_WORD_CARDS:
+            return -1
+        node = 0
+        for f in sorted(cards, key=KEY_RANK.__getitem__):
+            node = self.child(node, f)
+            if node < 0:
+                return -1
+        return int(self.node_term[node])
+
+    @property
+    def prefix_map(self) -> dict[int, int]:
+        """Prefix code -> term id (-1 for a prefix only), a code being the key ranks + 1 in base 32.
+
+        Built on first use from the trie (the solver does not need it).
+        """
+        pm = self.__dict__.get("_pm")
+        if pm is None:
+            parents = np.repeat(np.arange(len(self.node_term)), np.diff(self.edge_start))
+            codes = np.zeros(len(self.node_term), dtype=np.int64)
+            for _ in range(MAX_WORD_CARDS):  # each pass fixes one more level of the trie
+                codes[self.edge_child] = codes[parents] * 32 + self.edge_label
+            pm = self.__dict__["_pm"] = dict(zip(codes[1:].tolist(), self.node_term[1:].tolist(), strict=True))
+        return pm
+
     def spellings_of(self, term: int) -> list[tuple[str, tuple[str, ...]]]:
-        """(word, faces in spelling order) for every spelling of terminal `term`, sorted."""
+        """(word, faces in spelling order) for every spelling of word multiset `term`, sorted."""
+        a, b = int(self._spell_offsets[term]), int(self._spell_offsets[term + 1])
         out = []
-        for s in self.term_spellings[term].split("|"):
+        for s in self._spell_blob[a:b].decode().split("|"):
             parts = s.split(".")
             out.append(("".join(parts), tuple(p.upper() for p in parts)))
         return out
-
-    def lookup(self, cards: list[int]) -> int:
-        """Terminal id of the multiset `cards` (face indices), or -1 if it spells no word."""
-        if not cards or len(cards) > MAX_WORD_CARDS:
-            return -1
-        code = _encode(tuple(sorted(cards, key=KEY_RANK.__getitem__)))
-        return self.prefix_map.get(code, -1)
 
     # -- building ---------------------------------------------------------------
 
@@ -133,7 +188,7 @@ class Dictionary:
                 key = tuple(sorted(spelling, key=KEY_RANK.__getitem__))
                 terms.setdefault(key, []).append(".".join(FACES[f].lower() for f in spelling))
         prefix_map: dict[int, int] = {}
-        self.term_points, self.term_letters, self.term_cards, self.term_spellings = [], [], [], []
+        points, letters, cards, spelled = [], [], [], []
         for tid, key in enumerate(sorted(terms)):
             code = 0
             for f in key[:-1]:
@@ -141,29 +196,31 @@ class Dictionary:
                 prefix_map.setdefault(code, -1)
             code = code * 32 + KEY_RANK[key[-1]] + 1
             prefix_map[code] = tid
-            self.term_points.append(sum(POINTS[f] for f in key))
-            self.term_letters.append(sum(LETTERS[f] for f in key))
-            self.term_cards.append(len(key))
-            self.term_spellings.append("|".join(sorted(set(terms[key]))))
-        self.prefix_map = prefix_map
+            points.append(sum(POINTS[f] for f in key))
+            letters.append(sum(LETTERS[f] for f in key))
+            cards.append(len(key))
+            spelled.append("|".join(sorted(set(terms[key]))).encode())
+        self.edge_start, self.edge_label, self.edge_child, self.node_term = _trie_arrays(prefix_map)
+        self.term_points = np.asarray(points, dtype=np.int32)
+        self.term_letters = np.asarray(letters, dtype=np.int32)
+        self.term_cards = np.asarray(cards, dtype=np.int32)
+        self._spell_offsets = np.concatenate([[0], np.cumsum([len(x) for x in spelled])]).astype(np.int64)
+        self._spell_blob = b"".join(spelled)
 
     # -- cache --------------------------------------------------------------------
 
+    _ARRAYS = ("edge_start", "edge_label", "edge_child", "node_term", "term_points", "term_letters", "term_cards")
+
     def _cache_path(self) -> Path:
-        return cache_dir() / f"index-v{INDEX_FORMAT}-{MAX_WORD_CARDS}-{self.identity[:32]}.npz"
+        return cache_dir() / f"index-v{INDEX_FORMAT}-{MAX_WORD_CARDS}-{self.source_digest[:32]}.npz"
 
     def _save_index(self, path: Path) -> None:
-        codes = np.fromiter(self.prefix_map.keys(), dtype=np.int64, count=len(self.prefix_map))
-        values = np.fromiter(self.prefix_map.values(), dtype=np.int32, count=len(self.prefix_map))
-        arrays = {
-            "codes": codes,
-            "values": values,
-            "points": np.asarray(self.term_points, dtype=np.int32),
-            "letters": np.asarray(self.term_letters, dtype=np.int32),
-            "cards": np.asarray(self.term_cards, dtype=np.int32),
-            "spellings": np.frombuffer("\n".join(self.term_spellings).encode(), dtype=np.uint8),
-        }
-        arrays["checksum"] = np.frombuffer(_checksum(arrays, self.identity), dtype=np.uint8)
+        arrays = {name: getattr(self, name) for name in self._ARRAYS}
+        arrays["spell_offsets"] = self._spell_offsets
+        arrays["spell_blob"] = np.frombuffer(self._spell_blob, dtype=np.uint8)
+        arrays["identity"] = np.frombuffer(self.identity.encode(), dtype=np.uint8)
+        arrays["skipped_lines"] = np.asarray([self.skipped_lines], dtype=np.int64)
+        arrays["checksum"] = np.frombuffer(_checksum(arrays, self.source_digest), dtype=np.uint8)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         try:
@@ -179,20 +236,21 @@ class Dictionary:
             with np.load(path, allow_pickle=False) as data:
                 arrays = {k: data[k] for k in data.files}
             checksum = arrays.pop("checksum").tobytes()
-            if checksum != _checksum(arrays, self.identity):
+            if checksum != _checksum(arrays, self.source_digest):
                 return False
-            self.prefix_map = dict(zip(arrays["codes"].tolist(), arrays["values"].tolist(), strict=True))
-            self.term_points = arrays["points"].tolist()
-            self.term_letters = arrays["letters"].tolist()
-            self.term_cards = arrays["cards"].tolist()
-            self.term_spellings = arrays["spellings"].tobytes().decode().split("\n")
-            return len(self.term_spellings) == len(self.term_points)
+            for name in self._ARRAYS:
+                setattr(self, name, arrays[name])
+            self._spell_offsets = arrays["spell_offsets"]
+            self._spell_blob = arrays["spell_blob"].tobytes()
+            self.identity = arrays["identity"].tobytes().decode()
+            self.skipped_lines = int(arrays["skipped_lines"][0])
+            return len(self._spell_offsets) == len(self.term_points) + 1
         except Exception:  # corrupt, truncated or foreign file: rebuild, never trust it
             return False
 
     def ensure_index(self, use_cache: bool = True) -> None:
         """Load the index from the disk cache, or build it (and cache it)."""
-        if self.prefix_map:
+        if self.node_term is not None:
             return
         path = self._cache_path()
         if use_cache and path.exists() and self._load_index(path):
@@ -205,11 +263,35 @@ class Dictionary:
                 pass  # a read-only cache folder only costs the next process a rebuild
 
 
+def _trie_arrays(prefix_map: dict[int, int]) -> tuple[np.ndarray, ...]:
+    """CSR trie arrays from prefix codes: a code is its parent's code * 32 + its label.
+
+    Node 0 is the root; node i + 1 is the i-th code in ascending order.
+    """
+    codes = np.fromiter(prefix_map.keys(), dtype=np.int64, count=len(prefix_map))
+    values = np.fromiter(prefix_map.values(), dtype=np.int32, count=len(prefix_map))
+    order = np.argsort(codes, kind="stable")
+    codes, values = codes[order], values[order]
+    n_nodes = len(codes) + 1
+    parent_codes = codes >> 5
+    parents = np.searchsorted(codes, parent_codes) + 1
+    parents[parent_codes == 0] = 0
+    labels = (codes & 31).astype(np.int32)
+    edge_order = np.lexsort((labels, parents))
+    edge_label = labels[edge_order]
+    edge_child = (edge_order + 1).astype(np.int32)
+    counts = np.bincount(parents, minlength=n_nodes)
+    edge_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    node_term = np.full(n_nodes, -1, dtype=np.int32)
+    node_term[1:] = values
+    return edge_start, edge_label, edge_child, node_term
+
+
 def _checksum(arrays: dict[str, np.ndarray], identity: str) -> bytes:
     h = hashlib.sha256(identity.encode())
     for name in sorted(arrays):
         h.update(name.encode())
-        h.update(np.ascontiguousarray(arrays[name]).tobytes())
+        h.update(memoryview(np.ascontiguousarray(arrays[name])).cast("B"))  # no copy
     return h.digest()
 
 
@@ -241,44 +323,64 @@ def _parse_words(text: str) -> tuple[tuple[str, ...], int]:
     return tuple(sorted(kept)), skipped
 
 
-_LOADED: dict[str, Dictionary] = {}
+def _read_text(source: Path | None) -> str:
+    """The text of a word list: the shipped one (source None) or a file, gzip or plain."""
+    return _decode(_read_bytes(source), source)
+
+
+def _read_bytes(source: Path | None) -> bytes:
+    if source is None:
+        return resources.files("quiddler_env.data").joinpath("enable.txt.gz").read_bytes()
+    if not source.exists():
+        raise DictionaryError(f"word list not found: {source}")
+    if not source.is_file():
+        raise DictionaryError(f"word list is not a file: {source}")
+    try:
+        return source.read_bytes()
+    except OSError as exc:
+        raise DictionaryError(f"word list {source} is unreadable: {exc}") from None
+
+
+def _decode(raw: bytes, source: Path | None) -> str:
+    try:
+        return (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")
+    except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:
+        raise DictionaryError(f"word list {source} is unreadable: {exc}") from None
+
+
+_LOADED: dict[tuple[str, str], Dictionary] = {}
 
 
 def load_dictionary(source: str | os.PathLike | None = None, *, use_cache: bool = True) -> Dictionary:
     """The shipped ENABLE list (`None` or "enable") or a word-list file, with its index.
 
-    A file has one word per line, any case, LF or CRLF; lines that are not
-    ``[a-z]{2,}`` after lowercasing are skipped and counted (`skipped_lines`).
-    Loaded dictionaries are shared within a process, keyed by path.
+    A file has one word per line, any case, LF or CRLF (gzip-compressed or plain);
+    lines that are not ``[a-z]{2,}`` after lowercasing are skipped and counted
+    (`skipped_lines`). The index is cached on disk keyed by the file's content, so a
+    process that finds the cache parses nothing. Loaded dictionaries are shared within
+    a process, keyed by content.
     """
-    key = DEFAULT_NAME if source in (None, DEFAULT_NAME) else str(Path(source).resolve())
+    path = None if source in (None, DEFAULT_NAME) else Path(source)
+    raw = _read_bytes(path)
+    digest = hashlib.sha256(raw).hexdigest()
+    key = (str(path.resolve()) if path else DEFAULT_NAME, digest)
     if key in _LOADED:
         return _LOADED[key]
-    if key == DEFAULT_NAME:
-        raw = resources.files("quiddler_env.data").joinpath("enable.txt.gz").read_bytes()
-        text = gzip.decompress(raw).decode()
-        name = DEFAULT_NAME
-    else:
-        path = Path(source)
-        if not path.exists():
-            raise DictionaryError(f"word list not found: {path}")
-        if not path.is_file():
-            raise DictionaryError(f"word list is not a file: {path}")
-        try:
-            raw = path.read_bytes()
-            text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")
-        except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:
-            raise DictionaryError(f"word list {path} is unreadable: {exc}") from None
+    name = str(path) if path else DEFAULT_NAME
+    dictionary = Dictionary(name=name, identity="", source_digest=digest, _source=path)
+    if not (use_cache and dictionary._cache_path().exists() and dictionary._load_index(dictionary._cache_path())):
+        text = _decode(raw, path)
         if not text.strip():
-            raise DictionaryError(f"word list {path} is empty")
-        name = str(path)
-    words, skipped = _parse_words(text)
-    if not words:
-        raise DictionaryError(
-            f"word list {name} has no usable words ({skipped} lines skipped; "
-            "a word is two or more letters a-z, one per line)"
-        )
-    dictionary = Dictionary(name=name, words=words, identity=word_list_identity(words), skipped_lines=skipped)
-    dictionary.ensure_index(use_cache=use_cache)
+            raise DictionaryError(f"word list {name} is empty")
+        words, skipped = _parse_words(text)
+        if not words:
+            raise DictionaryError(
+                f"word list {name} has no usable words ({skipped} lines skipped; "
+                "a word is two or more letters a-z, one per line)"
+            )
+        dictionary._words = words
+        dictionary.identity = word_list_identity(words)
+        dictionary.skipped_lines = skipped
+        dictionary.ensure_index(use_cache=use_cache)
     _LOADED[key] = dictionary
     return dictionary

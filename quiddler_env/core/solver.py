@@ -22,7 +22,7 @@ import numpy as np
 
 from .cards import FACES, POINTS, hand_counts
 from .dictionary import KEY_ORDER, KEY_RANK, MAX_WORD_CARDS, Dictionary, load_dictionary
-from .solver_kernel import MAX_FIELDS, best_layout_path, build_trie, go_out_fields, solve_table
+from .solver_kernel import MAX_FIELDS, best_layout_path, go_out_fields, solve_table
 
 _MEMO_LIMIT = 200_000  # entries per memo before it is cleared (bounds memory in long runs)
 
@@ -68,11 +68,9 @@ class HandSolver:
         self.dictionary = dictionary or load_dictionary()
         self.dictionary.ensure_index()
         self.min_cards = min_cards
-        self._trie = build_trie(self.dictionary.prefix_map)
         d = self.dictionary
-        self._term_points = np.asarray(d.term_points, dtype=np.int32)
-        self._term_letters = np.asarray(d.term_letters, dtype=np.int32)
-        self._term_cards = np.asarray(d.term_cards, dtype=np.int32)
+        self._trie = d.trie
+        self._term_points, self._term_letters, self._term_cards = d.term_points, d.term_letters, d.term_cards
         self._layout_memo: dict[bytes, Layout] = {}
         self._spelling_memo: dict[int, tuple[str, tuple[str, ...]]] = {}
         self._go_out_memo: dict[bytes, int] = {}

@@ -433,29 +433,3 @@ def solve_table(
         choice[s] = ch
         nxt[s] = nx
     return n_states, strides, word_term, word_idx, best_used, best_words, best_long, cover, choice, nxt
-
-
-def build_trie(prefix_map: dict[int, int]) -> tuple[np.ndarray, ...]:
-    """CSR trie arrays (edge_start, edge_label, edge_child, node_term) from the index's prefix map.
-
-    A code is its parent's code * 32 + label, so parents and labels come from shifts.
-    Node 0 is the root; node i + 1 is the i-th code in ascending order.
-    """
-    codes = np.fromiter(prefix_map.keys(), dtype=np.int64, count=len(prefix_map))
-    values = np.fromiter(prefix_map.values(), dtype=np.int32, count=len(prefix_map))
-    order = np.argsort(codes, kind="stable")
-    codes, values = codes[order], values[order]
-    n_nodes = len(codes) + 1
-    parent_codes = codes >> 5
-    parents = np.searchsorted(codes, parent_codes) + 1
-    parents[parent_codes == 0] = 0
-    labels = (codes & 31).astype(np.int32)
-    edge_order = np.lexsort((labels, parents))
-    edge_label = labels[edge_order]
-    edge_child = (edge_order + 1).astype(np.int32)
-    edge_start = np.zeros(n_nodes + 1, dtype=np.int64)
-    np.add.at(edge_start, parents + 1, 1)
-    edge_start = np.cumsum(edge_start)
-    node_term = np.full(n_nodes, -1, dtype=np.int32)
-    node_term[1:] = values
-    return edge_start, edge_label, edge_child, node_term
