@@ -98,9 +98,19 @@ def check_reward_options(mode: Any, scale: Any) -> float:
     return float(scale)
 
 
+class RenderModeError(ValueError, TypeError):
+    """An unsupported render mode.
+
+    Also a TypeError because SB3's `make_vec_env(env_id)` passes render_mode="rgb_array" and retries
+    without it only on a TypeError; so `make_vec_env("Quiddler-v0")` works while a direct bad value fails.
+    """
+
+
 def check_render_mode(render_mode: Any) -> str | None:
     if render_mode is not None and render_mode not in RENDER_MODES:
-        raise ValueError(f"option 'render_mode': bad value {render_mode!r}; allowed: None, {', '.join(RENDER_MODES)}")
+        raise RenderModeError(
+            f"option 'render_mode': bad value {render_mode!r}; allowed: None, {', '.join(RENDER_MODES)}"
+        )
     return render_mode
 
 
@@ -108,10 +118,11 @@ def check_render_view(view: Any, num_players: int) -> str | int:
     """'current', 'all', a seat number or 'player_k' (normalised to the seat number)."""
     if view in ("current", "all"):
         return view
+    seat = view
     if isinstance(view, str) and view.startswith("player_") and view[7:].isdigit():
-        view = int(view[7:])
-    if isinstance(view, int) and not isinstance(view, bool) and 0 <= view < num_players:
-        return view
+        seat = int(view[7:])
+    if isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < num_players:
+        return seat
     raise ValueError(
         f"option 'render_view': bad value {view!r}; allowed: 'current', 'all', or a seat 0..{num_players - 1} "
         "(or 'player_k')"
