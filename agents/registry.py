@@ -1,0 +1,144 @@
+"""Build agents from spec strings: `random`, `greedy`, `expert`, `expert:samples=64`, `human`, `policy:PATH`.
+
+A spec is a name, then optional `key=value` parameters after colons (or commas):
+`expert:samples=64:top=3`, `policy:runs/a/model.zip:deterministic=false`. For
+`policy` everything between the name and the parameters is the bundle path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from quiddler_env.core.config import QuiddlerConfig
+
+from .base import BaseAgent
+from .expert import DEFAULT_SAMPLES, ExpertAgent
+from .human import HumanAgent
+from .simple import GreedyAgent, RandomAgent
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """One registered agent kind: its parameters (name -> type) and what it is."""
+
+    name: str
+    params: dict[str, type]
+    summary: str
+    build: Callable[..., BaseAgent]
+
+
+def _build_policy(*, path: str, seed, num_players, config, deterministic: bool = True, trusted: bool = False, **_):
+    from .policy import load_policy
+
+    return load_policy(
+        path, trusted=trusted, deterministic=deterministic, seed=seed, num_players=num_players, config=config
+    )
+
+
+REGISTRY: dict[str, AgentSpec] = {
+    "random": AgentSpec("random", {}, "uniform over the legal moves", RandomAgent),
+    "greedy": AgentSpec(
+        "greedy", {}, "best layout now; takes the discard when it helps; goes out at once", GreedyAgent
+    ),
+    "expert": AgentSpec(
+        "expert",
+        {"samples": int, "top": int, "go_out_value": float},
+        f"card counting + sampled one-draw lookahead + bonus odds (samples={DEFAULT_SAMPLES})",
+        ExpertAgent,
+    ),
+    "human": AgentSpec("human", {}, "a person at the terminal", HumanAgent),
+    "policy": AgentSpec(
+        "policy",
+        {"deterministic": bool},
+        "a trained MaskablePPO bundle: policy:PATH[:deterministic=false]",
+        _build_policy,
+    ),
+}
+
+_PARAM = re.compile(r"^[A-Za-z_]\w*=[^:,=]*$")
+
+
+def available() -> str:
+    """The registered specs, one per line, for help texts and error messages."""
+    lines = []
+    for spec in REGISTRY.values():
+        params = ", ".join(f"{k}=<{t.__name__}>" for k, t in spec.params.items())
+        head = "policy:PATH" if spec.name == "policy" else spec.name
+        lines.append(f"{head}{' [' + params + ']' if params else ''}: {spec.summary}")
+    return "\n".join(lines)
+
+
+def _convert(agent: str, key: str, text: str, kind: type) -> Any:
+    try:
+        if kind is bool:
+            low = text.lower()
+            if low in ("true", "1", "yes"):
+                return True
+            if low in ("false", "0", "no"):
+                return False
+            raise ValueError
+        return kind(text)
+    except ValueError:
+        raise ValueError(f"agent spec {agent!r}: parameter {key}={text!r} is not a valid {kind.__name__}") from None
+
+
+def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
+    """Split a spec into (name, policy path or None, parameters), checking names and types."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"agent spec must be a non-empty string, got {spec!r}; specs:\n{available()}")
+    name, _, rest = spec.strip().partition(":")
+    entry = REGISTRY.get(name.lower())
+    if entry is None:
+        raise ValueError(f"unknown agent {name!r} in spec {spec!r}; specs:\n{available()}")
+    path = None
+    segments = rest.split(":") if rest else []
+    if entry.name == "policy":
+        # Parameters are the trailing key=value segments; the path is everything before them.
+        cut = len(segments)
+        while cut > 0 and all(_PARAM.match(p) for p in segments[cut - 1].split(",")):
+            cut -= 1
+        path = ":".join(segments[:cut])
+        if not path:
+            raise ValueError(f"agent spec {spec!r}: policy needs a path, e.g. policy:runs/quickstart/model.zip")
+        segments = segments[cut:]
+    params: dict[str, Any] = {}
+    for segment in segments:
+        for item in segment.split(","):
+            if not item:
+                continue
+            key, eq, value = item.partition("=")
+            if not eq or not key:
+                raise ValueError(f"agent spec {spec!r}: cannot read {item!r}; parameters are key=value")
+            if key not in entry.params:
+                known = ", ".join(entry.params) or "none"
+                raise ValueError(f"agent spec {spec!r}: unknown parameter {key!r} for {entry.name}; known: {known}")
+            params[key] = _convert(spec, key, value, entry.params[key])
+    return entry.name, path, params
+
+
+def make(
+    spec: str,
+    seed: int | None = None,
+    num_players: int | None = None,
+    config: QuiddlerConfig | None = None,
+    *,
+    trusted: bool = False,
+    **options: Any,
+) -> BaseAgent:
+    """Build the agent a spec names, seeded with `seed`, for a table of `num_players`.
+
+    The table size may also come from `config`, or be inferred from the first
+    observation. `trusted=True` lets `policy:` specs unpickle `model.zip` (only for
+    files you trust). `options` go to the agent's constructor (e.g. `input_stream`
+    for `human`).
+    """
+    name, path, params = parse_spec(spec)
+    entry = REGISTRY[name]
+    if name == "policy":
+        return entry.build(path=path, seed=seed, num_players=num_players, config=config, trusted=trusted, **params)
+    if trusted:
+        raise ValueError(f"trusted=True only applies to policy: specs, not {spec!r}")
+    return entry.build(seed=seed, num_players=num_players, config=config, **params, **options)

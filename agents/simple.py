@@ -1,0 +1,57 @@
+"""The baseline bots: `random` (uniform over legal moves) and `greedy` (best layout now)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from quiddler_env.core import actions as A
+
+from .base import DRAW, BaseAgent, legal_list
+from .hands import discard_options, with_card
+
+
+class RandomAgent(BaseAgent):
+    """Uniform over the legal actions, from its own generator."""
+
+    name = "random"
+
+    def act(self, observation, action_mask=None) -> int:
+        _, mask = self._prepare(observation, action_mask)
+        legal = np.flatnonzero(mask)
+        return int(legal[self.rng.integers(legal.size)])
+
+
+class GreedyAgent(BaseAgent):
+    """Plays for the best layout it holds right now.
+
+    Draw: takes the discard top when that raises the best layout score it can keep
+    (after its best discard), otherwise draws from the pile. Discard: goes out
+    whenever it can (keeping the best-scoring hand); otherwise discards the card
+    whose loss hurts its best layout least. Ties are broken by its generator.
+    """
+
+    name = "greedy"
+
+    def act(self, observation, action_mask=None) -> int:
+        obs, mask = self._prepare(observation, action_mask)
+        legal = legal_list(mask)
+        if len(legal) == 1:
+            return legal[0]
+        seat = self.view(obs)
+        if seat.phase == DRAW:
+            if A.TAKE_DISCARD in legal and A.DRAW_PILE in legal and seat.discard_top >= 0:
+                now = self.solver.best_layout(list(seat.hand), counts=True).score
+                options = discard_options(self.solver, with_card(seat.hand, seat.discard_top))
+                if max(o.score for o in options) > now:
+                    return A.TAKE_DISCARD
+                return A.DRAW_PILE
+            return legal[0]
+        options = {o.face: o for o in discard_options(self.solver, seat.hand)}
+        go = [a for a in legal if a >= A.GO_OUT_BASE and a - A.GO_OUT_BASE in options]
+        pool = go or [a for a in legal if A.DISCARD_BASE <= a < A.GO_OUT_BASE and a - A.DISCARD_BASE in options]
+        if not pool:  # a mask this hand cannot explain: still never leave the mask
+            return legal[int(self.rng.integers(len(legal)))]
+        scores = [options[A.discarded_face(a)].score for a in pool]
+        best = max(scores)
+        ties = [a for a, s in zip(pool, scores, strict=True) if s == best]
+        return ties[int(self.rng.integers(len(ties)))] if len(ties) > 1 else ties[0]
