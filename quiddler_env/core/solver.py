@@ -22,9 +22,11 @@ import numpy as np
 
 from .cards import FACES, POINTS, hand_counts
 from .dictionary import KEY_ORDER, KEY_RANK, MAX_WORD_CARDS, Dictionary, load_dictionary
-from .solver_kernel import MAX_FIELDS, best_layout_path, go_out_fields, solve_table
+from .solver_kernel import MAX_FIELDS, best_layout_hand, go_out_face_bits, solve_table
 
-_MEMO_LIMIT = 200_000  # entries per memo before it is cleared (bounds memory in long runs)
+_MEMO_LIMIT = 200_000
+_KEY_ORDER = np.asarray(KEY_ORDER, dtype=np.int64)
+_FACE_BITS = (1 << 31) - 1  # entries per memo before it is cleared (bounds memory in long runs)
 
 
 @dataclass(frozen=True)
@@ -100,10 +102,16 @@ class HandSolver:
         )
         return faces, field_counts, table
 
-    def _go_out_fields(self, counts: Sequence[int]) -> tuple[list[int], int]:
-        faces, labels, field_counts = self._fields(counts)
-        bits = go_out_fields(labels, field_counts, self.min_cards, *self._trie, self._term_cards)
-        return faces, int(bits)
+    def _go_out_bits(self, counts: Sequence[int]) -> int:
+        """Bit f: `hand - f` can be laid out; bit 31: the whole hand can."""
+        bits = int(
+            go_out_face_bits(
+                np.asarray(counts, dtype=np.int64), _KEY_ORDER, self.min_cards, *self._trie, self._term_cards
+            )
+        )
+        if bits < 0 or sum(counts) > MAX_WORD_CARDS + 1:
+            raise ValueError(f"hands of more than {MAX_WORD_CARDS + 1} cards are not supported")
+        return bits
 
     def best_layout(self, hand: Iterable[str | int] | Sequence[int], *, counts: bool = False) -> Layout:
         """The best layout of `hand` (face names, or 31 counts with counts=True)."""
@@ -113,10 +121,12 @@ class HandSolver:
         if layout is None:
             if len(self._layout_memo) >= _MEMO_LIMIT:
                 self._layout_memo.clear()
-            faces, labels, field_counts = self._fields(cnt)
-            used, terms, unused = best_layout_path(
-                labels,
-                field_counts,
+            n_cards = sum(cnt)
+            if n_cards > MAX_WORD_CARDS + 1 or sum(1 for c in cnt if c) > MAX_FIELDS:
+                raise ValueError(f"hands of more than {MAX_WORD_CARDS + 1} cards are not supported")
+            used, terms, unused = best_layout_hand(
+                np.asarray(cnt, dtype=np.int64),
+                _KEY_ORDER,
                 self.min_cards,
                 *self._trie,
                 self._term_points,
@@ -133,7 +143,7 @@ class HandSolver:
             layout = self._layout_memo[key] = Layout(
                 words=tuple(words),
                 spelled=tuple(spelled),
-                unused=tuple(sorted((FACES[faces[j]] for j in unused.tolist()), key=FACES.index)),
+                unused=tuple(FACES[f] for f in sorted(unused.tolist())),
                 score=2 * used - total,
                 card_points=used,
                 unused_points=total - used,
@@ -152,8 +162,7 @@ class HandSolver:
         cnt = list(hand) if counts else hand_counts(hand)
         if sum(cnt) == 0:
             return False
-        faces, bits = self._go_out_fields(cnt)
-        return bool(bits >> len(faces) & 1)
+        return bool(self._go_out_bits(cnt) >> 31 & 1)
 
     def go_out_faces(self, counts: Sequence[int]) -> int:
         """For a hand after drawing (31 counts): bit f set iff `hand - f` can be laid out completely.
@@ -165,12 +174,7 @@ class HandSolver:
         if bits is None:
             if len(self._go_out_memo) >= _MEMO_LIMIT:
                 self._go_out_memo.clear()
-            bits = 0
-            if sum(counts) > 1:
-                faces, field_bits = self._go_out_fields(counts)
-                for j, f in enumerate(faces):
-                    if field_bits >> j & 1:
-                        bits |= 1 << f
+            bits = self._go_out_bits(counts) & _FACE_BITS if sum(counts) > 1 else 0
             self._go_out_memo[key] = bits
         return bits
 

@@ -433,3 +433,55 @@ def solve_table(
         choice[s] = ch
         nxt[s] = nx
     return n_states, strides, word_term, word_idx, best_used, best_words, best_long, cover, choice, nxt
+
+
+@njit(cache=True, nogil=True)
+def hand_fields(hand, key_order):
+    """The fields of a hand given as 31 face counts: faces in key order, their labels and counts."""
+    m = 0
+    for f in key_order:
+        if hand[f] > 0:
+            m += 1
+    faces = np.empty(m, np.int64)
+    labels = np.empty(m, np.int64)
+    counts = np.empty(m, np.int64)
+    j = 0
+    for rank in range(key_order.shape[0]):
+        f = key_order[rank]
+        if hand[f] > 0:
+            faces[j] = f
+            labels[j] = rank + 1
+            counts[j] = hand[f]
+            j += 1
+    return faces, labels, counts
+
+
+@njit(cache=True, nogil=True)
+def go_out_face_bits(hand, key_order, min_cards, edge_start, edge_label, edge_child, node_term, term_cards):
+    """`go_out_fields` for a hand of 31 face counts: bit f for face f; bit 31 for the whole hand."""
+    faces, labels, counts = hand_fields(hand, key_order)
+    m = faces.shape[0]
+    if m > MAX_FIELDS:
+        return np.int64(-1)
+    field_bits = go_out_fields(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards)
+    bits = np.int64(0)
+    for j in range(m):
+        if (field_bits >> j) & 1:
+            bits |= np.int64(1) << faces[j]
+    if (field_bits >> m) & 1:
+        bits |= np.int64(1) << 31
+    return bits
+
+
+@njit(cache=True, nogil=True)
+def best_layout_hand(
+    hand, key_order, min_cards, edge_start, edge_label, edge_child, node_term, term_points, term_letters, term_cards
+):
+    """`best_layout_path` for a hand of 31 face counts; unused cards come back as faces."""
+    faces, labels, counts = hand_fields(hand, key_order)
+    used, terms, unused = best_layout_path(
+        labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_points, term_letters, term_cards
+    )
+    for k in range(unused.shape[0]):
+        unused[k] = faces[unused[k]]
+    return used, terms, unused
