@@ -227,11 +227,16 @@ def test_render_modes(capsys):
     assert "score 0" in capsys.readouterr().out
 
 
-def test_maskable_ppo_learns_a_few_steps():
+def test_maskable_ppo_learns_a_few_steps_through_subprocesses():
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import SubprocVecEnv
 
-    vec = make_vec_env("QuiddlerSolitaire-v0", n_envs=2, seed=0)
+    # "module:id" makes each worker process import quiddler_env (which registers the id) first.
+    vec = make_vec_env("quiddler_env:QuiddlerSolitaire-v0", n_envs=2, seed=0, vec_env_cls=SubprocVecEnv)
+    vec.reset()
+    masks = np.stack(vec.env_method("action_masks"))
+    assert masks.shape == (2, NUM_ACTIONS) and masks.any(axis=1).all()
     model = MaskablePPO("MlpPolicy", vec, n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu")
     model.learn(total_timesteps=256)
     env = QuiddlerSolitaireEnv()

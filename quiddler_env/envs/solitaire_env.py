@@ -1,6 +1,6 @@
 """# Quiddler solitaire: `QuiddlerSolitaire-v0`
 
-| Creation           | `gymnasium.make("QuiddlerSolitaire-v0")` or `QuiddlerSolitaireEnv()` |
+| Creation           | `gymnasium.make("QuiddlerSolitaire-v0")` or `QuiddlerSolitaireEnv()`; in worker processes (`SubprocVecEnv`) use the id `"quiddler_env:QuiddlerSolitaire-v0"`, which imports the package (and registers the id) first |
 |--------------------|-----------------------------------------------------------|
 | Players            | 1                                                         |
 | Actions            | `Discrete(311)`, masked                                   |
