@@ -8,9 +8,10 @@ from quiddler_env.core import actions as A
 from quiddler_env.core.cards import NUM_FACES
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.scoring import bonuses_in_play
+from quiddler_env.core.solver import DiscardOption
 
 from .base import DRAW, BaseAgent, SeatView, legal_list
-from .hands import Option, discard_options, with_card
+from .hands import with_card
 
 DEFAULT_SAMPLES = 32
 
@@ -89,7 +90,7 @@ class ExpertAgent(BaseAgent):
 
     # -- values ----------------------------------------------------------------------
 
-    def _value(self, option: Option, hand_size: int, final: bool) -> float:
+    def _value(self, option: DiscardOption, hand_size: int, final: bool) -> float:
         """What keeping `option`'s hand is worth: layout score, expected bonuses, going out."""
         cfg = self.config
         value = float(option.score)
@@ -112,7 +113,7 @@ class ExpertAgent(BaseAgent):
         value = self._inner.get(key)
         if value is None:
             hand_size = sum(counts) - 1
-            value = max(self._value(o, hand_size, final) for o in discard_options(self.solver, counts))
+            value = max(self._value(o, hand_size, final) for o in self.solver.discard_options(counts))
             if len(self._inner) > 200_000:
                 self._inner.clear()
             self._inner[key] = value
@@ -159,7 +160,7 @@ class ExpertAgent(BaseAgent):
         return A.TAKE_DISCARD if take > draw else A.DRAW_PILE
 
     def _discard(self, seat: SeatView, legal: list[int]) -> int:
-        options = {o.face: o for o in discard_options(self.solver, seat.hand)}
+        options = {o.face: o for o in self.solver.discard_options(seat.hand)}
         go = [a for a in legal if a >= A.GO_OUT_BASE and a - A.GO_OUT_BASE in options]
         size = seat.hand_size
         if go:

@@ -7,7 +7,7 @@ import numpy as np
 from quiddler_env.core import actions as A
 
 from .base import DRAW, BaseAgent, legal_list
-from .hands import discard_options, with_card
+from .hands import with_card
 
 
 class RandomAgent(BaseAgent):
@@ -41,12 +41,12 @@ class GreedyAgent(BaseAgent):
         if seat.phase == DRAW:
             if A.TAKE_DISCARD in legal and A.DRAW_PILE in legal and seat.discard_top >= 0:
                 now = self.solver.best_layout(list(seat.hand), counts=True).score
-                options = discard_options(self.solver, with_card(seat.hand, seat.discard_top))
+                options = self.solver.discard_options(with_card(seat.hand, seat.discard_top))
                 if max(o.score for o in options) > now:
                     return A.TAKE_DISCARD
                 return A.DRAW_PILE
             return legal[0]
-        options = {o.face: o for o in discard_options(self.solver, seat.hand)}
+        options = {o.face: o for o in self.solver.discard_options(seat.hand)}
         go = [a for a in legal if a >= A.GO_OUT_BASE and a - A.GO_OUT_BASE in options]
         pool = go or [a for a in legal if A.DISCARD_BASE <= a < A.GO_OUT_BASE and a - A.DISCARD_BASE in options]
         if not pool:  # a mask this hand cannot explain: still never leave the mask
