@@ -47,6 +47,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from .cards import COUNTS, DECK_SIZE, FACES, NUM_FACES, POINTS, new_deck, parse_hand
 from .config import QuiddlerConfig
@@ -69,6 +70,56 @@ MAX_SCORE = sum(
 """Upper bound on a solitaire score: the points of the 48 most valuable cards of the deck."""
 
 assert NUM_ACTIONS == 311 and CARDS_IN_PLAY == 48
+
+
+@njit(cache=True, nogil=True)
+def _tops_words(labels, piles, min_cards, edge_start, edge_label, edge_child, node_term, term_cards):
+    """Every set of tops that spells a word: (piles masks, term ids).
+
+    `labels` are the tops' key ranks + 1, sorted; `piles` their pile numbers. A
+    depth-first walk of the trie over the subsets of the tops, pruned at dead prefixes.
+    """
+    n = labels.shape[0]
+    cap = 1 << n
+    out_mask = np.empty(cap, np.int64)
+    out_term = np.empty(cap, np.int64)
+    st_start = np.empty(cap, np.int64)
+    st_node = np.empty(cap, np.int64)
+    st_mask = np.empty(cap, np.int64)
+    n_out = 0
+    st_start[0] = 0
+    st_node[0] = 0
+    st_mask[0] = 0
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        start, node0, mask0 = st_start[sp], st_node[sp], st_mask[sp]
+        for k in range(start, n):
+            # Child of node0 by labels[k]: binary search in its sorted edge labels.
+            lo, hi, child = edge_start[node0], edge_start[node0 + 1], -1
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                v = edge_label[mid]
+                if v < labels[k]:
+                    lo = mid + 1
+                elif v > labels[k]:
+                    hi = mid
+                else:
+                    child = edge_child[mid]
+                    break
+            if child < 0:
+                continue
+            mask = mask0 | (np.int64(1) << piles[k])
+            t = node_term[child]
+            if t >= 0 and term_cards[t] >= min_cards:
+                out_mask[n_out] = mask
+                out_term[n_out] = t
+                n_out += 1
+            st_start[sp] = k + 1
+            st_node[sp] = child
+            st_mask[sp] = mask
+            sp += 1
+    return out_mask[:n_out], out_term[:n_out]
 
 
 class IllegalMoveError(ValueError):
@@ -239,28 +290,16 @@ class SolitaireGame:
         return self._words
 
     def _find_words(self) -> list[tuple[int, int]]:
-        # Walk the tops sorted in the index's key order, so a set of tops is a key
-        # prefix walk; a prefix no word starts with prunes every superset of it.
+        # The tops sorted in the index's key order: a set of tops is then a path in the
+        # dictionary trie, and a prefix no word starts with prunes every superset of it.
         tops = sorted((KEY_RANK[pile[-1]] + 1, p) for p, pile in enumerate(self.piles) if pile)
-        prefix_get = self.dictionary.prefix_map.get
-        term_cards = self.dictionary.term_cards
-        min_cards = self.min_word_cards
-        found: list[tuple[int, int]] = []
-        stack = [(0, 0, 0)]  # (next top, code of the prefix, piles mask)
-        while stack:
-            start, code, mask = stack.pop()
-            for k in range(start, len(tops)):
-                rank, p = tops[k]
-                c = code * 32 + rank
-                term = prefix_get(c)
-                if term is None:
-                    continue
-                m = mask | 1 << p
-                if term >= 0 and term_cards[term] >= min_cards:
-                    found.append((m, term))
-                stack.append((k + 1, c, m))
-        found.sort()
-        return found
+        if not tops:
+            return []
+        labels = np.array([rank for rank, _ in tops], dtype=np.int64)
+        piles = np.array([p for _, p in tops], dtype=np.int64)
+        d = self.dictionary
+        masks, terms = _tops_words(labels, piles, self.min_word_cards, *d.trie, d.term_cards)
+        return sorted(zip(masks.tolist(), terms.tolist(), strict=True))
 
     def restart_moves(self) -> list[tuple[int, int]]:
         """(src, dst) for every legal restart, sorted."""
