@@ -114,7 +114,8 @@ class HumanAgent(BaseAgent):
         for r in results:
             who = "you" if r.player == seat else f"player {r.player}"
             words = ", ".join(w.upper() for w in r.spelled) or "no words"
-            bonus = "".join(f" +{v} {k.replace('_', ' ')}" for k, v in r.bonuses.items())
+            bonus = ", ".join(f"+{v} {k.replace('_', ' ')}" for k, v in r.bonuses.items())
+            bonus = f" bonus {bonus};" if bonus else ""
             out = " (went out)" if r.went_out else ""
             unused = " ".join(r.unused) or "none"
             self.say(f"  {who}{out}: {words}; unused {unused};{bonus} round score {r.round_score}, total {r.total}")
@@ -156,6 +157,8 @@ class HumanAgent(BaseAgent):
             return action
         if seat.phase == DRAW and action >= A.DISCARD_BASE:
             return "draw first: 'draw' or 'take'"
+        if seat.phase != DRAW and action < A.DISCARD_BASE:
+            return "you have drawn already: discard a card (or go out)"
         if action >= A.GO_OUT_BASE:
             return (
                 f"you cannot go out discarding {FACES[action - A.GO_OUT_BASE]}: the rest of your hand is not all words"
