@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from pettingzoo.test import api_test, render_test, seed_test
+from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
 import quiddler_env
@@ -454,3 +455,69 @@ def test_seeded_games_repeat_and_unseeded_ones_continue():
     first = aec.observe("player_0")["observation"]
     aec.reset()
     assert not np.array_equal(first, aec.observe("player_0")["observation"])
+
+
+# -- the one-hop wrappers behave as PettingZoo's own ------------------------------------------------
+
+
+def standard_env(**options):
+    aec = raw_env(**options)
+    aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=-1)
+    aec = wrappers.AssertOutOfBoundsWrapper(aec)
+    return wrappers.OrderEnforcingWrapper(aec)
+
+
+def transcript(aec, seed, illegal_at=None):
+    out = []
+    rng = np.random.default_rng(seed)
+    aec.reset(seed=seed)
+    for i, agent in enumerate(aec.agent_iter()):
+        obs, reward, terminated, truncated, info = aec.last()
+        out.append((agent, obs["observation"].tolist(), obs["action_mask"].tolist(), reward, terminated, truncated))
+        out.append(sorted(info))
+        if terminated or truncated:
+            action = None
+        elif i == illegal_at:
+            action = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+        else:
+            action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        aec.step(action)
+        out.append((dict(aec.rewards), dict(aec.terminations), dict(aec.truncations), list(aec.agents)))
+    return out
+
+
+@pytest.mark.parametrize("illegal_at", [None, 7])
+def test_env_matches_the_standard_wrapper_stack(illegal_at):
+    options = {"num_players": 3, "hand_sizes": [3, 4]}
+    assert transcript(env(**options), 5, illegal_at) == transcript(standard_env(**options), 5, illegal_at)
+
+
+def test_env_wrappers_are_pettingzoos_and_keep_their_errors():
+    ours, theirs = env(), standard_env()
+    assert isinstance(ours, wrappers.OrderEnforcingWrapper)
+    assert isinstance(ours.env, wrappers.AssertOutOfBoundsWrapper)
+    assert isinstance(ours.env.env, wrappers.TerminateIllegalWrapper)
+    assert str(ours) == str(theirs) == "quiddler_v0"
+    for name in ("agents", "agent_selection", "terminations", "rewards", "infos", "num_agents"):
+        with pytest.raises(AttributeError) as mine:
+            getattr(ours, name)
+        with pytest.raises(AttributeError) as standard:
+            getattr(theirs, name)
+        assert str(mine.value) == str(standard.value) == f"{name} cannot be accessed before reset"
+    ours.reset(seed=0)
+    ours.agent_selection = "player_1"  # shadows on the wrapper, as with PettingZoo's classes
+    assert ours.agent_selection == "player_1" and ours.unwrapped.agent_selection == "player_0"
+
+
+def test_cached_draw_phase_masks_agree_with_the_game():
+    aec = raw_env()
+    aec.reset(seed=2)
+    game = aec.game
+    np.testing.assert_array_equal(common.legal_action_mask(game), game.legal_action_mask())
+    game.draw_pile, game.discard_pile = [], game.discard_pile[-1:]  # nothing left to draw or reshuffle
+    aec._mask = None
+    mask = aec.observe("player_0")["action_mask"]
+    np.testing.assert_array_equal(mask, game.legal_action_mask())
+    assert mask.tolist()[:2] == [0, 1]
+    with pytest.raises(ValueError, match="legal actions: 1 \\(take discard\\)$"):
+        aec.step(A.DRAW_PILE)

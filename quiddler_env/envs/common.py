@@ -169,6 +169,26 @@ def action_mask_box() -> spaces.Box:
     return spaces.Box(low=0, high=1, shape=(A.NUM_ACTIONS,), dtype=np.int8)
 
 
+def _draw_mask(draw: bool, take: bool) -> np.ndarray:
+    mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+    mask[A.DRAW_PILE], mask[A.TAKE_DISCARD] = draw, take
+    mask.flags.writeable = False  # shared: callers hand out copies
+    return mask
+
+
+_DRAW_MASKS = {(d, t): _draw_mask(d, t) for d in (False, True) for t in (False, True)}
+
+
+def legal_action_mask(game: QuiddlerGame) -> np.ndarray:
+    """`game.legal_action_mask()`, read-only; a draw phase is answered by the game's own `is_legal`
+    for its two actions and served from a cache (every other turn, so it saves a good share of mask time)."""
+    if game.phase == Phase.DRAW:
+        return _DRAW_MASKS[game.is_legal(A.DRAW_PILE), game.is_legal(A.TAKE_DISCARD)]
+    mask = game.legal_action_mask()
+    mask.flags.writeable = False
+    return mask
+
+
 # -- rewards and infos ----------------------------------------------------------------------
 
 

@@ -156,6 +156,7 @@ class QuiddlerEnv(gym.Env):
         self._done = False
         self._has_game = True
         self._steps = 0
+        self.moves_played = 0  # every seat's moves this episode (the learner's steps are fewer)
         self._last_move = None
         # No round can end before the learner's first move (everyone moves in every round).
         _, info = self._play_opponents(0.0, {})
@@ -191,6 +192,7 @@ class QuiddlerEnv(gym.Env):
         taken = game.discard_pile[-1] if move == A.TAKE_DISCARD else -1
         totals_before = list(game.totals)
         results = game.step(move)
+        self.moves_played += 1
         self._last_move = (self.names[player], move, taken)
         if results is not None:
             rewards = common.round_rewards(results, totals_before, self.reward_mode, self.reward_scale)
@@ -207,9 +209,9 @@ class QuiddlerEnv(gym.Env):
         while game.phase != Phase.GAME_OVER and game.current_player != self.seat:
             seat = game.current_player
             policy = self.opponents[(seat - self.seat) % n - 1]
-            mask = game.legal_action_mask()
+            mask = common.legal_action_mask(game)
             obs = encode_observation(game, seat) if getattr(policy, "uses_observation", True) else None
-            move = policy.act(obs, mask)
+            move = policy.act(obs, mask.copy())
             try:
                 legal = bool(mask[move])
             except (IndexError, TypeError):
@@ -220,7 +222,7 @@ class QuiddlerEnv(gym.Env):
                     f"legal: {np.flatnonzero(mask).tolist()}"
                 )
             reward, info = self._apply(int(move), reward, info)
-        self._mask = game.legal_action_mask() if game.phase != Phase.GAME_OVER else self._no_moves
+        self._mask = common.legal_action_mask(game) if game.phase != Phase.GAME_OVER else self._no_moves
         return reward, info
 
     def _observation(self) -> np.ndarray:
