@@ -358,6 +358,7 @@ def test_random_play_properties(game, seed, choices):
         legal = game.legal_actions()
         mask = game.legal_action_mask()
         assert sorted(np.flatnonzero(mask).tolist()) == legal
+        assert (mask == brute_force_mask(game)).all(), faces(game.tops())
         assert game.is_over == (not legal)
         if not legal:
             assert game.won == (game.cards_left == 0)
