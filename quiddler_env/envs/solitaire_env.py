@@ -1,6 +1,6 @@
 """# Quiddler solitaire: `QuiddlerSolitaire-v0`
 
-| Creation           | `gymnasium.make("QuiddlerSolitaire-v0")` or `QuiddlerSolitaireEnv()`; in worker processes (`SubprocVecEnv`) use the id `"quiddler_env:QuiddlerSolitaire-v0"`, which imports the package (and registers the id) first |
+| Creation           | `gymnasium.make("QuiddlerSolitaire-v0")` or `QuiddlerSolitaireEnv()` |
 |--------------------|-----------------------------------------------------------|
 | Players            | 1                                                         |
 | Actions            | `Discrete(311)`, masked                                   |
@@ -14,6 +14,10 @@ game is lost). Eight piles of five face-down cards each with one face-up card on
 top; form words from the face-up tops (one card per pile), restart emptied piles
 from another pile's top, and lay all 48 cards to win.
 
+In worker processes (`SubprocVecEnv`, `make_vec_env(..., vec_env_cls=SubprocVecEnv)`)
+use the id `"quiddler_env:QuiddlerSolitaire-v0"`: Gymnasium then imports the package,
+which registers the id, in each worker.
+
 ### Actions
 
 | ids | move | legal when |
@@ -22,7 +26,7 @@ from another pile's top, and lay all 48 cards to win.
 | 255 .. 310 | restart: move the top of pile `src` onto the empty pile `dst` (`restart_action(src, dst)`) | `dst` is empty and `src` has a face-down card |
 
 Which order of the cards spells the word does not matter to the game; `info["word"]`
-names the word laid. The legal moves are `env.action_masks()` (bool, sb3-contrib's
+names the word laid (of several anagrams, the first in alphabetical order). The legal moves are `env.action_masks()` (bool, sb3-contrib's
 convention, so `MaskablePPO` works through `SubprocVecEnv`) and `info["action_mask"]`
 (int8). An action outside `0..310` raises `ValueError`. An illegal action in range
 ends the episode with reward 0 and `info["illegal_action"] = True` (the cards not
@@ -67,7 +71,10 @@ A dealt game whose 8 first tops spell no word is lost before any move (about one
 deal in 200); `reset` deals again from the same generator until a move exists and
 reports how many times in `info["redeals"]` (a stacked deal without a move is a
 `ValueError`).
-Render modes: `ansi` (returns the table as a string) and `human` (prints it).
+Render modes: `ansi` (returns the table as a string) and `human` (prints it); any
+other mode raises `RenderModeError`, a `ValueError` that is also a `TypeError` so that
+SB3's `make_vec_env` (which tries `render_mode="rgb_array"` first and falls back on
+a TypeError) works as is.
 
 ### Version history
 
