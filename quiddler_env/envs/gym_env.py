@@ -34,6 +34,9 @@ obs, reward, terminated, truncated, info = env.step(int(info["action_mask"].nonz
 - `max_cycles`: truncate after that many learner steps (default `None`).
 - Options as in the AEC env: `QuiddlerConfig` fields, a YAML `config` file, plus
   `learner_seat`, `opponents` (keyword only) and `illegal_reward`.
+- `reset(seed=..., options={"decks": [...]})` stacks the deck as in the AEC env.
+- `env.unwrapped.moves_played`: the moves of every seat this episode (the learner's
+  steps are about 1/n of them); `env.unwrapped.game` is the core game.
 """
 
 from __future__ import annotations

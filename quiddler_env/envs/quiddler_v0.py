@@ -103,7 +103,10 @@ A turn is two agent steps by the same agent: draw, then discard. With
 action is illegal. `env()` adds PettingZoo's standard wrappers: an illegal move
 ends the game with reward -1 for the mover and 0 for the others
 (`TerminateIllegalWrapper`), an action outside `Discrete(64)` fails an assertion,
-and the call order is enforced.
+and the call order is enforced (`OrderEnforcingWrapper`). They are subclasses of
+PettingZoo's classes that behave the same but read `agents`, `agent_selection`,
+`terminations`, ... from the raw env in one hop instead of one `__getattr__` per
+layer (which cost more than the game itself).
 
 ### Rewards
 
@@ -128,8 +131,10 @@ such as `["QU", "I", "Z"]`), `spelled` (`"quiz"`), `unused`, `card_points`,
 default `score_floor`. The info stays until that agent acts. At the game end it
 also holds `"winners"` (agent names). Otherwise infos are empty.
 
-`reset(seed=None, options=None)`: `options={"decks": [...]}` stacks the deck (one
-118-card order, top first, per round) for scripted tests; other keys are ignored.
+`reset(seed=None, options=None)`: the same seed gives the same game; without a
+seed the env continues its own generator. `options={"decks": [...]}` stacks the
+deck (one 118-card order, top first, per round) for scripted tests; other keys are
+ignored (PettingZoo's API test passes arbitrary ones).
 
 ### Version History
 
