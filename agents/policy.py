@@ -251,11 +251,24 @@ def load_policy(
     read with `weights_only=True`; nothing is unpickled. `trusted=True` instead runs
     `MaskablePPO.load` on `model.zip`, which unpickles it: only for files you trust.
     The model's observation size must equal the env's (`observation_size`, or the
-    size for `num_players` or `config`), and its action size 64.
+    size for `num_players` or `config`), and its action size 64. A folder exported
+    by the RLlib backend (`"framework": "rllib"` in its JSON) loads through
+    `agents.rllib_policy` (weights only, whatever `trusted` says).
     """
     directory = _bundle_dir(path)
     if not directory.exists():
         raise PolicyLoadError(f"policy bundle {directory} does not exist")
+    from .rllib_policy import is_rllib_export, load_rllib_policy
+
+    if is_rllib_export(directory):  # exported by the RLlib backend: plain actor weights, nothing to unpickle
+        return load_rllib_policy(
+            directory,
+            deterministic=deterministic,
+            num_players=num_players,
+            observation_size=observation_size,
+            seed=seed,
+            config=config,
+        )
     if num_players is None and config is not None:
         num_players = config.num_players
     table = ""
