@@ -1,0 +1,578 @@
+"""The run configuration of train.py: YAML in, validated frozen dataclasses out.
+
+A run config is a YAML mapping with these top-level keys (every one optional but
+`train.total_timesteps` has a default too; see `configs/quickstart.yaml`):
+
+| key | content |
+|---|---|
+| `name` | the run's name (default: the config file's stem) |
+| `backend` | `sb3` (MaskablePPO from sb3-contrib, the default) or `rllib` |
+| `seed` | the run's seed: model init, env deals, opponents' draws |
+| `run_dir` | output folder (default `runs/<name>`) |
+| `env` | the rules (`QuiddlerConfig` fields) and the env's options: `reward_mode`, `reward_scale`, `learner_seat`, `max_cycles` |
+| `opponents` | list of `{spec, weight}`: agent specs (`random`, `greedy`, `expert`, `policy:PATH`) drawn per episode and seat with these weights |
+| `league` | self-play: `enabled`, `snapshot_every`, `pool_size`, `weight` (of the pool against the bots), `deterministic` |
+| `algo` | MaskablePPO hyperparameters (`PPOConfig`) |
+| `train` | `total_timesteps`, `n_envs`, `vec_env`, `checkpoint_every`, `keep_checkpoints`, `progress_bar`, `torch_threads`, `log_interval` |
+| `eval` | periodic evaluation: `every`, `games`, `opponents`, `deterministic`, `seed`, `at_start` |
+
+Files are read with `yaml.safe_load`; nothing is evaluated. An unknown key or a bad
+value raises `RunConfigError` naming the dotted key (`algo.n_steps`), the value and
+what is allowed. Command-line overrides are `dotted.key=value` strings whose value
+is read as YAML (`train.total_timesteps=50000`, `algo.net_arch=[64,64]`,
+`eval.opponents=[random]`).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from quiddler_env.core.config import QuiddlerConfig
+from quiddler_env.envs import common
+
+BACKENDS = ("sb3", "rllib")
+VEC_ENVS = ("auto", "dummy", "subproc")
+ACTIVATIONS = ("Tanh", "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU")
+ENV_OPTIONS = ("reward_mode", "reward_scale", "learner_seat", "max_cycles")
+"""The env options a run may set besides the rules (rendering is not for training)."""
+
+
+class RunConfigError(ValueError):
+    """A run config that cannot be used; the message names the dotted key."""
+
+
+def _bad(key: str, value: Any, allowed: str) -> RunConfigError:
+    return RunConfigError(f"config key {key!r}: bad value {value!r}; allowed: {allowed}")
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    return (isinstance(v, (int, float)) and not isinstance(v, bool)) and math.isfinite(v)
+
+
+def _positive_int(key: str, v: Any) -> int:
+    if not _is_int(v) or v < 1:
+        raise _bad(key, v, "a positive integer")
+    return v
+
+
+_FLOAT_TEXT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+
+
+def _number(key: str, v: Any, low: float | None = None, high: float | None = None, *, open_low=False) -> float:
+    # YAML 1.1 reads 3e-4 (no dot) as a string: accept plain numeric text, nothing else.
+    if isinstance(v, str) and _FLOAT_TEXT.match(v.strip()):
+        v = float(v)
+    ok = _is_number(v)
+    if ok and low is not None:
+        ok = v > low if open_low else v >= low
+    if ok and high is not None:
+        ok = v <= high
+    if not ok:
+        lo = "" if low is None else f"{'>' if open_low else '>='} {low}"
+        hi = "" if high is None else f"<= {high}"
+        raise _bad(key, v, f"a number {' and '.join(x for x in (lo, hi) if x)}".rstrip())
+    return float(v)
+
+
+def _bool(key: str, v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise _bad(key, v, "true or false")
+    return v
+
+
+def _str(key: str, v: Any) -> str:
+    if not isinstance(v, str) or not v.strip():
+        raise _bad(key, v, "a non-empty string")
+    return v
+
+
+def _mapping(key: str, v: Any) -> dict[str, Any]:
+    if v is None:
+        return {}
+    if not isinstance(v, Mapping):
+        raise _bad(key, v, "a mapping of keys")
+    bad = [k for k in v if not isinstance(k, str)]
+    if bad:
+        raise _bad(f"{key}.{bad[0]}" if key else str(bad[0]), bad[0], "string keys")
+    return dict(v)
+
+
+def _known(section: str, data: Mapping[str, Any], known: Sequence[str]) -> None:
+    unknown = [k for k in data if k not in known]
+    if unknown:
+        where = f"{section}.{unknown[0]}" if section else unknown[0]
+        raise RunConfigError(
+            f"unknown config key {where!r}; known keys in {section or 'the top level'!r}: {', '.join(known)}"
+        )
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A value that is constant (`start == end`) or linear from `start` (step 0) to `end` (the last step)."""
+
+    start: float
+    end: float
+
+    @property
+    def constant(self) -> bool:
+        return self.start == self.end
+
+    def __call__(self, progress_remaining: float) -> float:
+        # SB3's convention: progress_remaining goes from 1 (start) to 0 (end of training).
+        return float(self.end + (self.start - self.end) * progress_remaining)
+
+    def to_yaml(self) -> float | dict[str, float]:
+        return self.start if self.constant else {"start": self.start, "end": self.end}
+
+    @classmethod
+    def parse(cls, key: str, v: Any, *, low: float = 0.0, open_low: bool = True) -> Schedule:
+        """A number (constant) or `{start: a, end: b}` (linear over the run)."""
+        if isinstance(v, Mapping):
+            _known(key, v, ("start", "end"))
+            if "start" not in v:
+                raise RunConfigError(f"config key {key + '.start'!r} is missing (a schedule is {{start: a, end: b}})")
+            start = _number(f"{key}.start", v["start"], low, open_low=open_low)
+            end = _number(f"{key}.end", v.get("end", start), 0.0)
+            return cls(start, end)
+        value = _number(key, v, low, open_low=open_low)
+        return cls(value, value)
+
+
+@dataclass(frozen=True)
+class OpponentEntry:
+    """One agent spec of the opponent mixture and its weight."""
+
+    spec: str
+    weight: float = 1.0
+
+
+@dataclass(frozen=True)
+class PPOConfig:
+    """MaskablePPO hyperparameters (names as in sb3-contrib)."""
+
+    n_steps: int = 1024
+    batch_size: int = 256
+    n_epochs: int = 5
+    learning_rate: Schedule = Schedule(3e-4, 3e-4)
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    clip_range: Schedule = Schedule(0.2, 0.2)
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    target_kl: float | None = None
+    normalize_advantage: bool = True
+    net_arch: dict[str, tuple[int, ...]] = field(default_factory=lambda: {"pi": (128, 128), "vf": (128, 128)})
+    activation: str = "Tanh"
+    ortho_init: bool = True
+    device: str = "cpu"
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any]) -> PPOConfig:
+        s = "algo"
+        names = [f for f in cls.__dataclass_fields__]
+        _known(s, data, names)
+        d = dict(data)
+        out: dict[str, Any] = {}
+        for k in ("n_steps", "batch_size", "n_epochs"):
+            if k in d:
+                out[k] = _positive_int(f"{s}.{k}", d[k])
+        if "learning_rate" in d:
+            out["learning_rate"] = Schedule.parse(f"{s}.learning_rate", d["learning_rate"])
+        if "clip_range" in d:
+            out["clip_range"] = Schedule.parse(f"{s}.clip_range", d["clip_range"])
+        if "gamma" in d:
+            out["gamma"] = _number(f"{s}.gamma", d["gamma"], 0.0, 1.0)
+        if "gae_lambda" in d:
+            out["gae_lambda"] = _number(f"{s}.gae_lambda", d["gae_lambda"], 0.0, 1.0)
+        for k in ("ent_coef", "vf_coef"):
+            if k in d:
+                out[k] = _number(f"{s}.{k}", d[k], 0.0)
+        if "max_grad_norm" in d:
+            out["max_grad_norm"] = _number(f"{s}.max_grad_norm", d["max_grad_norm"], 0.0, open_low=True)
+        if "target_kl" in d and d["target_kl"] is not None:
+            out["target_kl"] = _number(f"{s}.target_kl", d["target_kl"], 0.0, open_low=True)
+        for k in ("normalize_advantage", "ortho_init"):
+            if k in d:
+                out[k] = _bool(f"{s}.{k}", d[k])
+        if "net_arch" in d:
+            out["net_arch"] = _net_arch(f"{s}.net_arch", d["net_arch"])
+        if "activation" in d:
+            if d["activation"] not in ACTIVATIONS:
+                raise _bad(f"{s}.activation", d["activation"], ", ".join(ACTIVATIONS))
+            out["activation"] = d["activation"]
+        if "device" in d:
+            dev = _str(f"{s}.device", d["device"])
+            if dev not in ("cpu", "cuda", "auto") and not dev.startswith("cuda:"):
+                raise _bad(f"{s}.device", dev, "cpu, cuda, cuda:N or auto")
+            out["device"] = dev
+        return cls(**out)
+
+    def to_yaml(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["learning_rate"] = self.learning_rate.to_yaml()
+        out["clip_range"] = self.clip_range.to_yaml()
+        out["net_arch"] = {k: list(v) for k, v in self.net_arch.items()}
+        return out
+
+
+def _net_arch(key: str, v: Any) -> dict[str, tuple[int, ...]]:
+    """`[64, 64]` (the same layers for the policy and the value net) or `{pi: [...], vf: [...]}`."""
+
+    def layers(k: str, x: Any) -> tuple[int, ...]:
+        if isinstance(x, (str, bytes)) or not isinstance(x, Sequence) or not all(_is_int(n) and n >= 1 for n in x):
+            raise _bad(k, x, "a list of positive layer sizes, e.g. [128, 128]")
+        return tuple(x)
+
+    if isinstance(v, Mapping):
+        _known(key, v, ("pi", "vf"))
+        if set(v) != {"pi", "vf"}:
+            raise RunConfigError(f"config key {key!r}: needs both 'pi' and 'vf' (or one list for both)")
+        return {"pi": layers(f"{key}.pi", v["pi"]), "vf": layers(f"{key}.vf", v["vf"])}
+    shared = layers(key, v)
+    return {"pi": shared, "vf": shared}
+
+
+@dataclass(frozen=True)
+class LeagueConfig:
+    """Self-play: frozen copies of the learner join a bounded pool the opponents are drawn from."""
+
+    enabled: bool = False
+    snapshot_every: int = 50_000
+    """Steps between two frozen copies joining the pool."""
+    pool_size: int = 5
+    """The newest `pool_size` copies stay in the pool."""
+    weight: float = 1.0
+    """Weight of the pool as one entry of the opponent mixture (its members are drawn uniformly)."""
+    deterministic: bool = False
+    """Whether pool members play their most probable move (else they sample from the policy)."""
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any]) -> LeagueConfig:
+        s = "league"
+        _known(s, data, list(cls.__dataclass_fields__))
+        out: dict[str, Any] = {}
+        for k in ("enabled", "deterministic"):
+            if k in data:
+                out[k] = _bool(f"{s}.{k}", data[k])
+        for k in ("snapshot_every", "pool_size"):
+            if k in data:
+                out[k] = _positive_int(f"{s}.{k}", data[k])
+        if "weight" in data:
+            out["weight"] = _number(f"{s}.weight", data["weight"], 0.0, open_low=True)
+        return cls(**out)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """How long and how: steps, vector env, checkpoints, progress display."""
+
+    total_timesteps: int = 100_000
+    n_envs: int = 1
+    vec_env: str = "auto"
+    """auto: DummyVecEnv for 1 env, SubprocVecEnv for more."""
+    checkpoint_every: int = 50_000
+    keep_checkpoints: int = 3
+    progress_bar: bool = True
+    torch_threads: int = 1
+    """Threads of the learner's torch (a small MLP gains nothing from more on a busy CPU)."""
+    log_interval: int = 1
+    """Rollouts between two rows of train.csv / TensorBoard."""
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any]) -> TrainConfig:
+        s = "train"
+        _known(s, data, list(cls.__dataclass_fields__))
+        out: dict[str, Any] = {}
+        for k in ("total_timesteps", "n_envs", "checkpoint_every", "keep_checkpoints", "torch_threads", "log_interval"):
+            if k in data:
+                out[k] = _positive_int(f"{s}.{k}", data[k])
+        if "vec_env" in data:
+            if data["vec_env"] not in VEC_ENVS:
+                raise _bad(f"{s}.vec_env", data["vec_env"], ", ".join(VEC_ENVS))
+            out["vec_env"] = data["vec_env"]
+        if "progress_bar" in data:
+            out["progress_bar"] = _bool(f"{s}.progress_bar", data["progress_bar"])
+        return cls(**out)
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """Periodic evaluation of the learner against bots (seeded deals, the same at every evaluation)."""
+
+    every: int = 50_000
+    games: int = 100
+    opponents: tuple[str, ...] = ("random", "greedy")
+    deterministic: bool = True
+    seed: int = 12345
+    at_start: bool = True
+    """Also evaluate the untrained policy (the learning curve's first point)."""
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any]) -> EvalConfig:
+        s = "eval"
+        _known(s, data, list(cls.__dataclass_fields__))
+        out: dict[str, Any] = {}
+        for k in ("every", "games"):
+            if k in data:
+                out[k] = _positive_int(f"{s}.{k}", data[k])
+        if "opponents" in data:
+            v = data["opponents"]
+            if isinstance(v, str) or not isinstance(v, Sequence) or not v:
+                raise _bad(f"{s}.opponents", v, "a non-empty list of agent specs, e.g. [random, greedy]")
+            out["opponents"] = tuple(_spec(f"{s}.opponents[{i}]", x) for i, x in enumerate(v))
+            if len(set(out["opponents"])) != len(out["opponents"]):
+                raise _bad(f"{s}.opponents", list(v), "distinct agent specs")
+        for k in ("deterministic", "at_start"):
+            if k in data:
+                out[k] = _bool(f"{s}.{k}", data[k])
+        if "seed" in data:
+            if not _is_int(data["seed"]) or data["seed"] < 0:
+                raise _bad(f"{s}.seed", data["seed"], "a non-negative integer")
+            out["seed"] = data["seed"]
+        return cls(**out)
+
+
+def _spec(key: str, v: Any) -> str:
+    """An agent spec, checked against the agent registry (names and parameters, not files)."""
+    from agents.registry import parse_spec
+
+    if not isinstance(v, str):
+        raise _bad(key, v, "an agent spec string such as random, greedy, expert:samples=16 or policy:PATH")
+    try:
+        name, _, _ = parse_spec(v)
+    except ValueError as exc:
+        raise RunConfigError(f"config key {key!r}: {exc}") from None
+    if name == "human":
+        raise _bad(key, v, "a spec that plays by itself (not human)")
+    return v
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything about one training run (see the module docstring)."""
+
+    name: str
+    backend: str = "sb3"
+    seed: int = 0
+    run_dir: str | None = None
+    env: dict[str, Any] = field(default_factory=dict)
+    opponents: tuple[OpponentEntry, ...] = (OpponentEntry("random", 1.0),)
+    league: LeagueConfig = LeagueConfig()
+    algo: PPOConfig = PPOConfig()
+    train: TrainConfig = TrainConfig()
+    eval: EvalConfig = EvalConfig()
+
+    # -- derived -----------------------------------------------------------------------------
+
+    def game_config(self) -> QuiddlerConfig:
+        """The rules of the run."""
+        return QuiddlerConfig.from_mapping({k: v for k, v in self.env.items() if k not in ENV_OPTIONS})
+
+    def env_options(self) -> dict[str, Any]:
+        """The env options (reward mode, learner seat, ...) for `QuiddlerEnv`."""
+        return {k: v for k, v in self.env.items() if k in ENV_OPTIONS}
+
+    @property
+    def num_players(self) -> int:
+        return self.game_config().num_players
+
+    def output_dir(self) -> Path:
+        return Path(self.run_dir) if self.run_dir else Path("runs") / self.name
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain types, the resolved config as written to the run folder (reads back to an equal config)."""
+        return {
+            "name": self.name,
+            "backend": self.backend,
+            "seed": self.seed,
+            "run_dir": self.run_dir,
+            "env": copy.deepcopy(self.env),
+            "opponents": [{"spec": o.spec, "weight": o.weight} for o in self.opponents],
+            "league": asdict(self.league),
+            "algo": self.algo.to_yaml(),
+            "train": asdict(self.train),
+            "eval": {**asdict(self.eval), "opponents": list(self.eval.opponents)},
+        }
+
+    # -- parsing -------------------------------------------------------------------------------
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], *, default_name: str = "run") -> RunConfig:
+        """Validate a parsed YAML mapping; errors name the dotted key."""
+        data = _mapping("", data)
+        _known("", data, list(cls.__dataclass_fields__))
+        name = data.get("name", default_name)
+        if not isinstance(name, str) or not name or any(c in name for c in "/\\") or name in (".", ".."):
+            raise _bad("name", name, "a non-empty name without slashes")
+        backend = data.get("backend", "sb3")
+        if backend not in BACKENDS:
+            raise _bad("backend", backend, ", ".join(BACKENDS))
+        seed = data.get("seed", 0)
+        if not _is_int(seed) or seed < 0:
+            raise _bad("seed", seed, "a non-negative integer")
+        run_dir = data.get("run_dir")
+        if run_dir is not None and (not isinstance(run_dir, (str, os.PathLike)) or not str(run_dir)):
+            raise _bad("run_dir", run_dir, "a folder path, or null for runs/<name>")
+        env = _parse_env(_mapping("env", data.get("env")))
+        opponents = _parse_opponents(data.get("opponents", [{"spec": "random", "weight": 1.0}]))
+        league = LeagueConfig.parse(_mapping("league", data.get("league")))
+        algo = PPOConfig.parse(_mapping("algo", data.get("algo")))
+        train = TrainConfig.parse(_mapping("train", data.get("train")))
+        evaluation = EvalConfig.parse(_mapping("eval", data.get("eval")))
+        cfg = cls(
+            name=name,
+            backend=backend,
+            seed=seed,
+            run_dir=str(run_dir) if run_dir is not None else None,
+            env=env,
+            opponents=opponents,
+            league=league,
+            algo=algo,
+            train=train,
+            eval=evaluation,
+        )
+        _check_together(cfg)
+        return cfg
+
+
+def _parse_env(env: dict[str, Any]) -> dict[str, Any]:
+    fields = QuiddlerConfig.field_names()
+    _known("env", env, list(fields) + list(ENV_OPTIONS))
+    try:
+        rules = QuiddlerConfig.from_mapping({k: v for k, v in env.items() if k in fields})
+    except ValueError as exc:
+        raise RunConfigError(str(exc).replace("config key '", "config key 'env.")) from None
+    opts = {k: env[k] for k in ENV_OPTIONS if k in env}
+    try:
+        common.check_reward_options(opts.get("reward_mode", "round_score"), opts.get("reward_scale"))
+        common.check_max_cycles(opts.get("max_cycles"))
+    except ValueError as exc:
+        raise RunConfigError(str(exc).replace("option '", "config key 'env.")) from None
+    seat = opts.get("learner_seat", "random")
+    n = rules.num_players
+    if seat != "random" and (not _is_int(seat) or not 0 <= seat < n):
+        raise _bad("env.learner_seat", seat, f"'random' or a seat 0..{n - 1}")
+    # The resolved env section names every rule, so a run folder's config.yaml is complete.
+    out = rules.to_dict()
+    out.update(
+        reward_mode=opts.get("reward_mode", "round_score"),
+        reward_scale=opts.get("reward_scale"),
+        learner_seat=seat,
+        max_cycles=opts.get("max_cycles"),
+    )
+    return out
+
+
+def _parse_opponents(v: Any) -> tuple[OpponentEntry, ...]:
+    if isinstance(v, str) or not isinstance(v, Sequence) or not v:
+        raise _bad("opponents", v, "a non-empty list of {spec: ..., weight: ...}")
+    out = []
+    for i, item in enumerate(v):
+        key = f"opponents[{i}]"
+        if isinstance(item, str):  # a bare spec: weight 1
+            item = {"spec": item}
+        if not isinstance(item, Mapping):
+            raise _bad(key, item, "{spec: <agent spec>, weight: <positive number>}")
+        _known(key, item, ("spec", "weight"))
+        if "spec" not in item:
+            raise RunConfigError(f"config key {key + '.spec'!r} is missing")
+        spec = _spec(f"{key}.spec", item["spec"])
+        weight = _number(f"{key}.weight", item.get("weight", 1.0), 0.0, open_low=True)
+        out.append(OpponentEntry(spec, weight))
+    specs = [o.spec for o in out]
+    if len(set(specs)) != len(specs):
+        raise _bad("opponents", specs, "distinct specs (merge their weights)")
+    return tuple(out)
+
+
+def _check_together(cfg: RunConfig) -> None:
+    """Constraints across sections."""
+    rollout = cfg.algo.n_steps * cfg.train.n_envs
+    if cfg.algo.batch_size > rollout:
+        raise RunConfigError(
+            f"config key 'algo.batch_size': {cfg.algo.batch_size} is more than a rollout holds "
+            f"(algo.n_steps x train.n_envs = {rollout})"
+        )
+
+
+# -- reading, overrides ----------------------------------------------------------------------------
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """`a.b.c=value` -> (['a', 'b', 'c'], value read as YAML)."""
+    key, eq, raw = text.partition("=")
+    key = key.strip()
+    if not eq or not key:
+        raise RunConfigError(f"override {text!r}: expected dotted.key=value, e.g. train.total_timesteps=50000")
+    parts = key.split(".")
+    if any(not p for p in parts):
+        raise RunConfigError(f"override {text!r}: bad dotted key {key!r}")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else None
+    except yaml.YAMLError as exc:
+        raise RunConfigError(f"override {text!r}: the value is not valid YAML: {exc}") from None
+    return parts, value
+
+
+def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
+    """A deep copy of `data` with each `dotted.key=value` set (sections are created as needed)."""
+    out = copy.deepcopy(dict(data))
+    for text in overrides:
+        parts, value = parse_override(text)
+        node = out
+        for i, part in enumerate(parts[:-1]):
+            child = node.get(part)
+            if child is None:
+                child = node[part] = {}
+            if not isinstance(child, dict):
+                where = ".".join(parts[: i + 1])
+                raise RunConfigError(f"override {text!r}: config key {where!r} is not a section")
+            node = child
+        node[parts[-1]] = value
+    return out
+
+
+def read_yaml(path: str | os.PathLike) -> dict[str, Any]:
+    """A YAML file holding a mapping (`safe_load`), with errors that name the file."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise RunConfigError(f"config file {path} does not exist") from None
+    except OSError as exc:
+        raise RunConfigError(f"cannot read config file {path}: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise RunConfigError(f"config file {path} is not valid YAML: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, Mapping):
+        raise RunConfigError(f"config file {path} must hold a mapping of keys, got {type(data).__name__}")
+    return dict(data)
+
+
+def load_run_config(path: str | os.PathLike, overrides: Sequence[str] = ()) -> RunConfig:
+    """Read a run config file, apply `dotted.key=value` overrides, validate."""
+    data = apply_overrides(read_yaml(path), overrides)
+    try:
+        return RunConfig.from_mapping(data, default_name=Path(path).stem)
+    except RunConfigError as exc:
+        raise RunConfigError(f"{path}: {exc}") from None
+
+
+def dump_yaml(cfg: RunConfig) -> str:
+    """The resolved config as YAML text (sections in a fixed order)."""
+    return yaml.safe_dump(cfg.to_dict(), sort_keys=False, default_flow_style=False, width=120)

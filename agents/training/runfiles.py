@@ -1,0 +1,204 @@
+"""The files of a run folder: atomic writes, the run's metadata, the metric CSVs, the learning curve.
+
+| path | content |
+|---|---|
+| `config.yaml` | the resolved run config (every key, defaults filled in) |
+| `run.json` | command line, start time, Python, platform, package versions, the dictionary's identity, resumes |
+| `train.csv` | one row per logged rollout: SB3's training statistics, win rates, steps/s, env time share |
+| `eval.csv` | one row per evaluation and opponent: win/tie rates, mean scores, margin |
+| `learning_curve.png` | evaluation win rate and mean score against each bot over steps |
+| `tensorboard/` | the same statistics for TensorBoard |
+| `checkpoints/step_<N>/` | policy bundle + `optimizer.pt` + `rng.pt` + `state.json` (complete folders only) |
+| `league/step_<N>/` | frozen learner copies of the self-play pool (policy bundles) |
+| `best/` | the policy bundle with the best mean evaluation win rate so far |
+| `model.zip`, `policy.pt`, `policy.json` | the final model and its safe-load description |
+| `summary.json` | final step, wall time, steps/s, env time share, final evaluation |
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import platform
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+PACKAGES = (
+    "quiddler-env",
+    "numpy",
+    "numba",
+    "torch",
+    "stable_baselines3",
+    "sb3_contrib",
+    "gymnasium",
+    "pettingzoo",
+    "pyyaml",
+)
+
+
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
+    """Write through a temporary file in the same folder, then move it into place."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    write_bytes_atomic(path, text.encode())
+
+
+def write_json_atomic(path: str | os.PathLike, data: Any) -> None:
+    write_text_atomic(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def package_versions() -> dict[str, str | None]:
+    """Installed versions of the packages a run depends on (None if one is missing)."""
+    out: dict[str, str | None] = {}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def dictionary_identity(dictionary: str) -> dict[str, Any]:
+    """Name, word-list identity (sha256 of the sorted words) and file digest of the run's dictionary."""
+    from quiddler_env.core.dictionary import load_dictionary
+
+    d = load_dictionary(dictionary)
+    return {"name": d.name, "identity": d.identity, "source_sha256": d.source_digest}
+
+
+def run_metadata(command: Sequence[str], dictionary: str) -> dict[str, Any]:
+    """What run.json records at the start of a run."""
+    return {
+        "command": list(command),
+        "cwd": os.getcwd(),
+        "started": now_iso(),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "packages": package_versions(),
+        "dictionary": dictionary_identity(dictionary),
+        "resumes": [],
+    }
+
+
+class CsvTable:
+    """A CSV of metric rows keyed by a step column; appended row by row, rewritten when new columns appear.
+
+    Opening with `keep_until=S` drops rows after step S (a resumed run redoes those
+    steps) and a torn last line (a run killed while writing it).
+    """
+
+    def __init__(self, path: str | os.PathLike, step_key: str = "step", keep_until: int | None = None) -> None:
+        self.path = Path(path)
+        self.step_key = step_key
+        self.columns: list[str] = [step_key]
+        self.rows: list[dict[str, str]] = []
+        if self.path.exists():
+            text = self.path.read_text()
+            if text and not text.endswith("\n"):
+                text = text[: text.rfind("\n") + 1]
+            reader = csv.DictReader(io.StringIO(text))
+            self.columns = list(reader.fieldnames or [step_key])
+            for row in reader:
+                try:
+                    step = int(float(row.get(step_key) or ""))
+                except ValueError:
+                    continue
+                if keep_until is None or step <= keep_until:
+                    self.rows.append(row)
+            self._rewrite()
+
+    def _line(self, values: Sequence[Any]) -> str:
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerow(values)
+        return buf.getvalue()
+
+    def _rewrite(self) -> None:
+        text = self._line(self.columns) + "".join(self._line([r.get(c, "") for c in self.columns]) for r in self.rows)
+        write_text_atomic(self.path, text)
+
+    def append(self, row: Mapping[str, Any]) -> None:
+        """Add a row (values formatted with repr for floats); new keys extend the header."""
+        clean = {k: _fmt(v) for k, v in row.items()}
+        new = [k for k in clean if k not in self.columns]
+        self.rows.append(clean)
+        if new or not self.path.exists():
+            self.columns += sorted(new)
+            self._rewrite()
+            return
+        with self.path.open("a") as fh:
+            fh.write(self._line([clean.get(c, "") for c in self.columns]))
+            fh.flush()
+
+    def read(self) -> list[dict[str, str]]:
+        return [dict(r) for r in self.rows]
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    if hasattr(v, "item"):  # numpy / torch scalars
+        return _fmt(v.item())
+    return str(v)
+
+
+def plot_learning_curve(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike, title: str) -> None:
+    """The PNG learning curve: evaluation win rate (top) and mean final score (bottom) per opponent over steps."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    series: dict[str, list[tuple[int, float, float, float]]] = {}
+    for r in rows:
+        series.setdefault(str(r["opponent"]), []).append(
+            (int(float(r["step"])), float(r["win_rate"]), float(r["mean_score"]), float(r["mean_opponent_score"]))
+        )
+    fig, (ax_win, ax_score) = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
+    for i, (opponent, points) in enumerate(sorted(series.items())):
+        points.sort()
+        steps = [p[0] for p in points]
+        color = f"C{i}"
+        ax_win.plot(steps, [p[1] for p in points], marker="o", ms=3, color=color, label=f"vs {opponent}")
+        ax_score.plot(steps, [p[2] for p in points], marker="o", ms=3, color=color, label=f"learner vs {opponent}")
+        ax_score.plot(steps, [p[3] for p in points], ls="--", color=color, label=f"{opponent}")
+    ax_win.set_ylabel("win rate")
+    ax_win.set_ylim(-0.02, 1.02)
+    ax_win.axhline(0.5, color="grey", lw=0.8, ls=":")
+    ax_win.grid(alpha=0.3)
+    ax_win.legend(loc="lower right", fontsize=8)
+    ax_win.set_title(title)
+    ax_score.set_ylabel("mean final total")
+    ax_score.set_xlabel("environment steps")
+    ax_score.grid(alpha=0.3)
+    ax_score.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    plt.close(fig)
+    write_bytes_atomic(path, buf.getvalue())

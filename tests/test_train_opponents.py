@@ -1,0 +1,138 @@
+"""Training opponents: the per-episode mixture, the league pool on disk, the training env, the run-folder CSVs."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from agents.policy import load_policy
+from agents.training.league import League, member_name
+from agents.training.opponents import LEAGUE, OpponentMixture, make_training_env
+from agents.training.runfiles import CsvTable, write_json_atomic
+from quiddler_env.core.config import QuiddlerConfig
+
+RULES = QuiddlerConfig(num_players=2)
+
+
+def _tiny_model():
+    from sb3_contrib import MaskablePPO
+
+    from quiddler_env.envs.gym_env import QuiddlerEnv
+
+    return MaskablePPO(
+        "MlpPolicy", QuiddlerEnv(RULES), n_steps=16, batch_size=16, policy_kwargs={"net_arch": [8]}, seed=0
+    )
+
+
+def test_mixture_draws_follow_the_weights_and_the_seed():
+    mix = OpponentMixture([("random", 3.0), ("greedy", 1.0)], RULES)
+    assert mix.probabilities() == {"random": 0.75, "greedy": 0.25}
+    draws = []
+    for seed in range(2000):
+        mix.reset(seed)
+        draws.append(mix.current_name)
+    share = Counter(draws)["random"] / len(draws)
+    assert 0.72 < share < 0.78
+    # The same seed draws the same policy, in a fresh object too.
+    other = OpponentMixture([("random", 3.0), ("greedy", 1.0)], RULES)
+    for seed in (0, 1, 17, 1999):
+        other.reset(seed)
+        assert other.current_name == draws[seed]
+    # Agents are built once per spec and reused across episodes.
+    built = {}
+    for seed in range(20):
+        mix.reset(seed)
+        assert built.setdefault(mix.current_name, mix.current) is mix.current
+    assert set(built) == {"random", "greedy"}
+
+
+def test_mixture_plays_legal_moves_and_checks_its_input():
+    mix = OpponentMixture([("greedy", 1.0)], RULES)
+    with pytest.raises(RuntimeError, match="before reset"):
+        mix.act(np.zeros(168, dtype=np.float32), np.ones(64, dtype=np.int8))
+    with pytest.raises(ValueError, match="weight of 'random'"):
+        OpponentMixture([("random", 0.0)], RULES)
+    with pytest.raises(ValueError, match="at least one"):
+        OpponentMixture([], RULES)
+    env = make_training_env(RULES.to_dict(), {"learner_seat": "random"}, [("random", 1.0), ("greedy", 1.0)])
+    seen = set()
+    for episode in range(6):
+        obs, info = env.reset(seed=episode)
+        done = False
+        rng = np.random.default_rng(episode)
+        while not done:
+            obs, reward, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+            done = terminated or truncated
+        assert len(info["opponent_policies"]) == 1 and "winners" in info
+        seen.update(info["opponent_policies"])
+    assert seen == {"random", "greedy"}
+
+
+def test_league_pool_is_bounded_saved_and_loaded_safely(tmp_path):
+    model = _tiny_model()
+    league = League(tmp_path, pool_size=2)
+    for step in (100, 200, 300):
+        assert league.add(model, step, {"config": RULES.to_dict()}) == member_name(step)
+    assert league.state() == [member_name(200), member_name(300)]
+    assert league.add(model, 300) == member_name(300) and len(league.state()) == 2  # a repeat is not a new member
+    for path in league.paths():
+        desc = json.loads((tmp_path / "league" / path.rsplit("/", 1)[1] / "policy.json").read_text())
+        assert desc["league_step"] in (200, 300)
+        agent = load_policy(path, config=RULES)  # weights only: the safe loader
+        assert agent.observation_size == 168
+    assert not list((tmp_path / "league").glob(".*"))  # no temporary folders left
+    # A resumed run rebuilds the pool from the names saved in its checkpoint.
+    again = League(tmp_path, pool_size=2, members=league.state())
+    assert again.paths() == league.paths()
+    with pytest.raises(FileNotFoundError, match="step_000000999"):
+        League(tmp_path, pool_size=2, members=[member_name(999)])
+
+    mix = OpponentMixture([("random", 1.0)], RULES, league_weight=3.0, league_members=league.paths())
+    probs = mix.probabilities()
+    assert probs["random"] == pytest.approx(0.25)
+    assert probs[f"{LEAGUE}:{league.paths()[0]}"] == pytest.approx(0.375)
+    names = set()
+    for seed in range(40):
+        mix.reset(seed)
+        names.add(mix.current_name)
+        mask = np.zeros(64, dtype=np.int8)
+        mask[[0, 1]] = 1
+        obs = np.zeros(168, dtype=np.float32)
+        assert mix.act(obs, mask) in (0, 1)
+    assert len(names) == 3
+    mix.set_league(league.paths()[1:])
+    assert set(mix.probabilities()) == {"random", f"{LEAGUE}:{league.paths()[1]}"}
+    # A league member drawn by the training env plays whole games.
+    env = make_training_env(RULES.to_dict(), {}, [("random", 1.0)], 5.0, league.paths())
+    obs, _ = env.reset(seed=3)
+    done = False
+    while not done:
+        obs, _, terminated, truncated, info = env.step(int(np.flatnonzero(env.action_masks())[0]))
+        done = terminated or truncated
+    assert info["opponent_policies"][0] in ("random", *(f"{LEAGUE}:{p}" for p in league.paths()))
+
+
+def test_csv_table_appends_extends_and_truncates(tmp_path):
+    path = tmp_path / "train.csv"
+    table = CsvTable(path)
+    table.append({"step": 10, "a": 1.5})
+    table.append({"step": 20, "a": 2.0})
+    table.append({"step": 30, "a": 3.0, "b": 7})  # a new column rewrites the header
+    lines = path.read_text().splitlines()
+    assert lines[0] == "step,a,b" and lines[1] == "10,1.5," and lines[3] == "30,3,7"
+    # A torn last line (a killed write) and the rows after the checkpoint are dropped on resume.
+    path.write_text(path.read_text() + "40,4")
+    resumed = CsvTable(path, keep_until=20)
+    assert [r["step"] for r in resumed.read()] == ["10", "20"]
+    assert path.read_text().splitlines() == ["step,a,b", "10,1.5,", "20,2,"]
+    resumed.append({"step": 30, "a": 3.5})
+    assert path.read_text().splitlines()[-1] == "30,3.5,"
+
+
+def test_atomic_json_leaves_no_temporary_file(tmp_path):
+    write_json_atomic(tmp_path / "x.json", {"b": 1, "a": [1, 2]})
+    assert json.loads((tmp_path / "x.json").read_text()) == {"a": [1, 2], "b": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["x.json"]
