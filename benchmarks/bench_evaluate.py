@@ -1,0 +1,45 @@
+"""Tournament speed: games per second for greedy vs greedy with 1 and 2 workers.
+
+    python benchmarks/bench_evaluate.py [--games 200] [--players greedy greedy] [--workers 1 2]
+
+Each count is timed end to end through `run_tournament` (for 2+ workers that includes
+starting the worker processes, which load the solver, about 1-2 s each). The one-worker
+figure runs after a warm-up game, as a long evaluation would. Also checks that every
+worker count gives the same games. Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=200)
+    parser.add_argument("--players", nargs="+", default=["greedy", "greedy"])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    from agents.evaluation.tournament import Tournament, _Table, run_tournament
+
+    tournament = Tournament(tuple(args.players), games=args.games, seed=args.seed)
+    _Table(tournament).play([0])  # load the word list index and the compiled solver once
+    print(f"{' vs '.join(args.players)}, {tournament.total_games} games, seed {args.seed}")
+    reference = None
+    for workers in args.workers:
+        start = time.perf_counter()
+        played = run_tournament(tournament, workers=workers)
+        seconds = time.perf_counter() - start
+        same = "" if reference is None else f", same games as {args.workers[0]} worker(s): {played == reference}"
+        reference = reference if reference is not None else played
+        decisions = sum(len(g.actions) for g in played)
+        print(
+            f"workers={workers}: {len(played) / seconds:7.1f} games/s  ({seconds:6.2f} s, "
+            f"{decisions / seconds:8.0f} decisions/s{same})"
+        )
+
+
+if __name__ == "__main__":
+    main()
