@@ -156,9 +156,12 @@ class BaseAgent(ABC):
     @property
     def config(self) -> QuiddlerConfig:
         """The rules this agent plays by (the default rules for its table size if none were given)."""
-        if self._config is None:
-            self._config = QuiddlerConfig(num_players=self.num_players or MIN_PLAYERS)
-        return self._config
+        if self._config is not None:
+            return self._config
+        config = QuiddlerConfig(num_players=self.num_players or MIN_PLAYERS)
+        if self.num_players is not None:  # keep the default only once the table size is known
+            self._config = config
+        return config
 
     @property
     def solver(self) -> HandSolver:
