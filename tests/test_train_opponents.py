@@ -136,3 +136,28 @@ def test_atomic_json_leaves_no_temporary_file(tmp_path):
     write_json_atomic(tmp_path / "x.json", {"b": 1, "a": [1, 2]})
     assert json.loads((tmp_path / "x.json").read_text()) == {"a": [1, 2], "b": 1}
     assert [p.name for p in tmp_path.iterdir()] == ["x.json"]
+
+
+@pytest.mark.parametrize("vec_env", ["dummy", "subproc"])
+def test_training_vec_env_masks_match_the_envs(vec_env):
+    from agents.training.config import RunConfig
+    from agents.training.sb3 import build_vec_env
+
+    cfg = RunConfig.from_mapping({"opponents": [{"spec": "random"}], "train": {"n_envs": 2, "vec_env": vec_env}})
+    venv = build_vec_env(cfg, [])
+    try:
+        venv.seed(0)
+        venv.reset()
+        rng = np.random.default_rng(0)
+        episodes = 0
+        for _ in range(150):
+            served = np.stack(venv.env_method("action_masks"))
+            asked = np.stack(venv.venv.env_method("action_masks"))  # past the cache, to the envs themselves
+            assert served.dtype == bool and np.array_equal(served, asked)
+            actions = [int(rng.choice(np.flatnonzero(m))) for m in served]
+            _, _, dones, _ = venv.step(np.array(actions))
+            episodes += int(dones.sum())
+        assert episodes >= 2  # the masks after automatic resets were checked too
+        assert venv.env_seconds > 0
+    finally:
+        venv.close()

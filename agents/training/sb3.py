@@ -106,32 +106,56 @@ def build_vec_env(cfg: RunConfig, league_paths: list[str], n_envs: int | None = 
 
 
 class TimedVecEnv(VecEnvWrapper):
-    """Adds up the wall time the learner spends waiting on the envs (steps, resets, masks)."""
+    """Adds up the wall time the learner spends waiting on the envs, and serves the action masks from the infos.
+
+    MaskablePPO asks for the masks with `env_method("action_masks")` before every
+    step: with `SubprocVecEnv` one more round trip to every worker. The env already
+    returns the same mask in every info (`info["action_mask"]`; after an automatic
+    reset, in the reset info), so the masks are kept from the last step instead.
+    """
 
     def __init__(self, venv):
         super().__init__(venv)
         self.env_seconds = 0.0
+        self._masks: list[np.ndarray] | None = None
+
+    def _keep_masks(self, infos, dones=None) -> None:
+        reset_infos = self.unwrapped.reset_infos
+        try:
+            self._masks = [
+                np.asarray((reset_infos[i] if dones is not None and dones[i] else infos[i])["action_mask"], dtype=bool)
+                for i in range(self.num_envs)
+            ]
+        except (KeyError, IndexError, TypeError):
+            self._masks = None  # an env without masks in its infos: ask the envs
 
     def reset(self):
         t0 = time.perf_counter()
         try:
-            return self.venv.reset()
+            obs = self.venv.reset()
+            self._keep_masks(self.unwrapped.reset_infos)
+            return obs
         finally:
             self.env_seconds += time.perf_counter() - t0
 
     def step_async(self, actions):
         t0 = time.perf_counter()
+        self._masks = None
         self.venv.step_async(actions)
         self.env_seconds += time.perf_counter() - t0
 
     def step_wait(self):
         t0 = time.perf_counter()
         try:
-            return self.venv.step_wait()
+            obs, rewards, dones, infos = self.venv.step_wait()
+            self._keep_masks(infos, dones)
+            return obs, rewards, dones, infos
         finally:
             self.env_seconds += time.perf_counter() - t0
 
     def env_method(self, method_name, *method_args, indices=None, **method_kwargs):
+        if method_name == "action_masks" and indices is None and not method_args and self._masks is not None:
+            return [m.copy() for m in self._masks]
         t0 = time.perf_counter()
         try:
             return self.venv.env_method(method_name, *method_args, indices=indices, **method_kwargs)
