@@ -183,17 +183,35 @@ def run(args: argparse.Namespace) -> int:
     options = resolve(args)
     from agents.evaluation.report import prepare_output, write_outputs
     from agents.evaluation.summary import summarize
-    from agents.evaluation.tournament import Tournament, build_players, default_workers, run_tournament
+    from agents.evaluation.tournament import (
+        Tournament,
+        build_players,
+        default_workers,
+        policy_table_size,
+        run_tournament,
+    )
     from quiddler_env.core.config import QuiddlerConfig
     from quiddler_env.core.game import QuiddlerGame
 
+    table_size = options["table_size"]
+    if table_size is None:
+        # A policy plays the table size it was trained for; the pool then takes turns at that table.
+        trained = policy_table_size(options["players"])
+        if trained is not None and trained != len(options["players"]) and trained <= len(options["players"]):
+            table_size = trained
+            if not options["quiet"]:
+                print(
+                    f"evaluate.py: the policies play {trained}-player tables, so the {len(options['players'])} "
+                    f"players take turns at tables of {trained} (--table-size sets it)",
+                    file=sys.stderr,
+                )
     try:
         rules = QuiddlerConfig.from_mapping(options["rules"])
         tournament = Tournament(
             specs=tuple(options["players"]),
             games=options["games"],
             seed=options["seed"],
-            table_size=options["table_size"],
+            table_size=table_size,
             duplicate=options["duplicate"],
             rules=rules,
             trusted=options["trust_models"],

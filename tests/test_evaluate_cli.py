@@ -91,41 +91,49 @@ def pair_of_runs(tmp_path_factory):
 
 
 def test_policy_tournament_writes_every_file(tmp_path):
+    # The README quick start's shape: a two-player policy with two bots takes turns at two-player tables.
     bundle = make_bundle(tmp_path / "bundle")
     out = tmp_path / "res"
+    label = f"policy:{bundle}/model.zip"
     proc = evaluate(
-        "--players", f"policy:{bundle}/model.zip", "greedy", "--games", 3, "--hand-sizes", 3, 4,
-        "--workers", 1, "--out", out,
-    )  # fmt: skip
+        "--players", label, "random", "greedy", "--games", 5, "--hand-sizes", 3, 4, "--workers", 1, "--out", out
+    )
     assert proc.returncode == 0, proc.stderr
-    assert "playing 4 games (2 whole duplicate deals" in proc.stderr  # 3 rounded up to whole deals
+    assert "the policies play 2-player tables, so the 3 players take turns" in proc.stderr
+    assert "playing 6 games (3 whole duplicate deals" in proc.stderr  # 5 rounded up to whole deals
     assert {p.name for p in out.iterdir()} >= FILES
     assert not [p.name for p in out.iterdir() if p.name.startswith(".")]  # no temporary files left
     doc = json.loads((out / "results.json").read_text())
-    label = f"policy:{bundle}/model.zip"
-    assert doc["seed"] == 0 and doc["tournament"]["games"] == 4 and doc["tournament"]["games_requested"] == 3
-    assert doc["tournament"]["rules"]["hand_sizes"] == [3, 4] and doc["tournament"]["rules"]["num_players"] == 2
+    t = doc["tournament"]
+    assert (doc["seed"], t["table_size"], t["games"], t["games_requested"], t["deals"]) == (0, 2, 6, 5, 3)
+    assert t["rules"]["hand_sizes"] == [3, 4] and t["rules"]["num_players"] == 2
     assert len(doc["dictionary"]["identity"]) == 64 and doc["versions"]["openskill"]
     players = doc["summary"]["players"]
-    assert list(players) == [label, "greedy"]
+    assert list(players) == [label, "random", "greedy"]
     for p in players.values():
-        assert p["games"] == 4 and p["wins"] + p["ties"] + p["losses"] == 4
+        assert p["games"] == 4 and p["wins"] + p["ties"] + p["losses"] == 4  # two of the three matchups each
         assert 0 <= p["win_rate"]["low"] <= p["win_rate"]["estimate"] <= p["win_rate"]["high"] <= 1
         assert p["final_score"]["low"] <= p["final_score"]["estimate"] <= p["final_score"]["high"]
         assert set(p["round_score_by_hand_size"]) == {"3", "4"}
         assert 0 <= p["go_out_rate"]["estimate"] <= 1 and p["words_per_round"] >= 0
-    pair = doc["summary"]["pairs"][0]
-    assert pair["games"] == 4 and set(pair["score_difference"]) == {"raw", "paired"}
-    assert doc["summary"]["ratings"] is None  # two players: head to head says it all
+    pairs = doc["summary"]["pairs"]
+    assert [(q["a"], q["b"], q["games"]) for q in pairs] == [
+        (label, "random", 2),
+        (label, "greedy", 2),
+        ("random", "greedy", 2),
+    ]
+    assert all(set(q["score_difference"]) == {"raw", "paired"} for q in pairs)
+    assert set(doc["summary"]["ratings"]["players"]) == set(players)  # a pool of three is rated
     rows = list(csv.DictReader((out / "games.csv").open()))
-    assert len(rows) == 8 and {r["player"] for r in rows} == {label, "greedy"}
+    assert len(rows) == 12 and {r["player"] for r in rows} == set(players)
     totals = defaultdict(int)
     for r in rows:
         assert sum(int(x) for x in r["round_scores"].split()) == int(r["total"])
         totals[r["player"]] += int(r["total"])
     assert totals["greedy"] / 4 == pytest.approx(players["greedy"]["final_score"]["estimate"], abs=1e-6)
     report = (out / "report.md").read_text()
-    assert "## Head to head" in report and f"`{label}`" in report and "](win_rate.png)" in report
+    assert "## Head to head" in report and "## Ratings" in report and f"`{label}`" in report
+    assert "](win_rate.png)" in report
     for name in ("win_rate.png", "final_scores.png", "round_scores.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "wrote " in proc.stdout and "greedy" in proc.stdout
@@ -237,7 +245,7 @@ BAD_INPUTS = [
     (["--players", "greedy", "alphazero"], "unknown agent 'alphazero'"),
     (["--players", "greedy", "human"], "cannot play a tournament"),
     (["--players", "greedy", "policy:{missing}/model.zip"], "does not exist"),
-    (["--players", "greedy", "random", "policy:{bundle}/model.zip"], "observation size is 202 (3 players)"),
+    (["--players", "greedy", "random", "policy:{bundle}/model.zip", "--table-size", "3"], "size is 202 (3 players)"),
     (["--players", "greedy", "random", "--min-word-cards", "3"], "config key 'min_word_cards': bad value 3"),
     (["--players", "greedy", "random", "--hand-sizes", "12"], "config key 'hand_sizes'"),
     (["--players", "greedy", "random", "--two-player-bonus", "all"], "config key 'two_player_bonus'"),

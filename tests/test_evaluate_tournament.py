@@ -195,3 +195,25 @@ def test_run_tournament_rejects_bad_workers():
     t = Tournament(("greedy", "random"), games=2, rules=SHORT)
     with pytest.raises(TournamentError, match="workers must be a positive integer"):
         run_tournament(t, workers=0)
+
+
+def test_policy_table_size_reads_the_bundles(tmp_path):
+    import json
+
+    from agents.evaluation.tournament import policy_table_size
+
+    def bundle(name: str, observation_size: int) -> str:
+        folder = tmp_path / name
+        folder.mkdir()
+        desc = {"format": 1, "observation_size": observation_size, "action_size": 64, "net_arch": [8]}
+        desc |= {"activation": "Tanh", "policy_class": "MaskableActorCriticPolicy"}
+        desc |= {"features_extractor": "FlattenExtractor", "share_features_extractor": True}
+        (folder / "policy.json").write_text(json.dumps(desc))
+        return f"policy:{folder}/model.zip"
+
+    two, two_again, three = bundle("a", 168), bundle("b", 168), bundle("c", 202)
+    assert policy_table_size(["greedy", "random"]) is None
+    assert policy_table_size([two, "greedy", two_again]) == 2
+    assert policy_table_size([three, "random"]) == 3
+    assert policy_table_size([two, three]) is None  # they disagree: the player count decides
+    assert policy_table_size([f"policy:{tmp_path}/missing/model.zip", "greedy"]) is None

@@ -228,6 +228,30 @@ def check_specs(specs: Sequence[str]) -> None:
             )
 
 
+def policy_table_size(specs: Sequence[str]) -> int | None:
+    """The table size the `policy:` specs were trained for, when their bundles agree on one.
+
+    Read from each bundle's policy.json (its observation size); None when there is no
+    policy, a description cannot be read (loading the agent will then say why), or
+    the policies disagree.
+    """
+    from agents.policy import read_description
+    from agents.registry import parse_spec
+    from quiddler_env.envs.observation import observation_layout
+
+    sizes = {observation_layout(n).size: n for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}
+    tables = set()
+    for spec in specs:
+        try:
+            name, path, _ = parse_spec(spec)
+            if name != "policy":
+                continue
+            tables.add(sizes.get(read_description(path)["observation_size"]))
+        except ValueError:
+            return None
+    return tables.pop() if len(tables) == 1 and None not in tables else None
+
+
 def build_players(tournament: Tournament) -> list:
     """One agent per player, for the tournament's table and rules (loads policies: errors name the file)."""
     from agents.registry import make
