@@ -4,6 +4,7 @@
     python train.py --config configs/quickstart.yaml train.total_timesteps=50000 env.num_players=3
     python train.py --resume runs/quickstart [train.total_timesteps=400000]
     python train.py --config configs/selfplay.yaml --print-config
+    python train.py --config configs/rllib_selfplay.yaml [--address auto]   (backend rllib: pip install -e .[rllib])
 
 Overrides are `dotted.key=value` (the value is read as YAML). A run writes its
 folder (default `runs/<name>`): the resolved config, run metadata, train/eval CSVs,
@@ -34,9 +35,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="delete an existing run folder and start over")
     parser.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or evaluation lines")
+    parser.add_argument(
+        "--address", help="backend rllib: join this Ray cluster ('auto', ray://HOST:10001); sets ray.address"
+    )
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="dotted-key overrides, e.g. train.n_envs=2")
     args = parser.parse_args(argv)
     command = [sys.executable, *sys.argv] if argv is None else ["train.py", *argv]
+    if args.address:
+        args.overrides.append(f"ray.address={args.address}")
     try:
         if args.resume:
             if args.run_dir or args.force or args.print_config:

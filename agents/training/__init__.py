@@ -29,8 +29,9 @@ from .config import (
 )
 from .runfiles import now_iso, run_metadata, write_json_atomic, write_text_atomic
 
-RESUME_OVERRIDABLE = ("train.",)
-"""On resume only these sections may change: the rest (rules, network, opponents) defines the run."""
+RESUME_OVERRIDABLE = ("train.", "ray.", "rllib.num_", "rllib.sample_timeout_s")
+"""On resume only these may change: the rest (rules, network, opponents) defines the run. `ray.*` and
+`rllib.num_*` (where an RLlib run runs, with how many actors) are errors for an SB3 run anyway."""
 
 
 class RunFolderError(RuntimeError):

@@ -15,6 +15,7 @@ A run config is a YAML mapping with these top-level keys (every one optional but
 | `algo` | MaskablePPO hyperparameters (`PPOConfig`) |
 | `train` | `total_timesteps`, `n_envs`, `vec_env`, `checkpoint_every`, `keep_checkpoints`, `progress_bar`, `torch_threads`, `log_interval` |
 | `eval` | periodic evaluation: `every`, `games`, `opponents`, `deterministic`, `seed`, `at_start` |
+| `ray`, `rllib` | `backend: rllib` only: where Ray runs and how RLlib spreads the run (see `agents.training.rllib_config`) |
 
 Files are read with `yaml.safe_load`; nothing is evaluated. An unknown key or a bad
 value raises `RunConfigError` naming the dotted key (`algo.n_steps`), the value and
@@ -375,6 +376,9 @@ class RunConfig:
     algo: PPOConfig = PPOConfig()
     train: TrainConfig = TrainConfig()
     eval: EvalConfig = EvalConfig()
+    ray: dict[str, Any] = field(default_factory=dict)
+    """`backend: rllib` only (resolved by `rllib_config`; empty otherwise), as is `rllib`."""
+    rllib: dict[str, Any] = field(default_factory=dict)
 
     # -- derived -----------------------------------------------------------------------------
 
@@ -395,7 +399,7 @@ class RunConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain types, the resolved config as written to the run folder (reads back to an equal config)."""
-        return {
+        out = {
             "name": self.name,
             "backend": self.backend,
             "seed": self.seed,
@@ -407,6 +411,9 @@ class RunConfig:
             "train": asdict(self.train),
             "eval": {**asdict(self.eval), "opponents": list(self.eval.opponents)},
         }
+        if self.backend == "rllib":
+            out.update(ray=copy.deepcopy(self.ray), rllib=copy.deepcopy(self.rllib))
+        return out
 
     # -- parsing -------------------------------------------------------------------------------
 
@@ -433,6 +440,13 @@ class RunConfig:
         algo = PPOConfig.parse(_mapping("algo", data.get("algo")))
         train = TrainConfig.parse(_mapping("train", data.get("train")))
         evaluation = EvalConfig.parse(_mapping("eval", data.get("eval")))
+        ray_section, rllib_section = _mapping("ray", data.get("ray")), _mapping("rllib", data.get("rllib"))
+        if backend == "rllib":
+            from .rllib_config import resolve_ray_section, resolve_rllib_section
+
+            ray_section, rllib_section = resolve_ray_section(ray_section), resolve_rllib_section(rllib_section)
+        elif ray_section or rllib_section:
+            raise RunConfigError(f"config key {'ray' if ray_section else 'rllib'!r}: only used with backend: rllib")
         cfg = cls(
             name=name,
             backend=backend,
@@ -444,6 +458,8 @@ class RunConfig:
             algo=algo,
             train=train,
             eval=evaluation,
+            ray=ray_section,
+            rllib=rllib_section,
         )
         _check_together(cfg)
         return cfg
@@ -501,6 +517,11 @@ def _parse_opponents(v: Any) -> tuple[OpponentEntry, ...]:
 
 def _check_together(cfg: RunConfig) -> None:
     """Constraints across sections."""
+    if cfg.backend == "rllib":
+        from .rllib_config import check_rllib_run
+
+        check_rllib_run(cfg)
+        return
     rollout = cfg.algo.n_steps * cfg.train.n_envs
     if cfg.algo.batch_size > rollout:
         raise RunConfigError(

@@ -1,0 +1,187 @@
+"""The run config's `ray` and `rllib` sections, and how a run config reads for the RLlib backend (no Ray import).
+
+A config with `backend: rllib` uses the same sections as an SB3 run, read the same
+way, plus two of its own:
+
+| key | default | meaning |
+|---|---|---|
+| `ray.address` | null | null: start a local Ray on this machine; `auto`: join the cluster this node belongs to; `ray://HOST:10001`: connect to a remote cluster (Ray Client); also `train.py --address` |
+| `ray.num_cpus` | null | local Ray only: the CPUs it may use (null: what the run asks for) |
+| `ray.object_store_memory_mb` | 256 | local Ray only: its shared-memory object store (a run moves only small batches and weights) |
+| `rllib.self_play` | true | every seat plays the learner policy (shared, one module); false: one learner seat (`env.learner_seat`) against `opponents`, drawn per episode with their weights |
+| `rllib.num_env_runners` | 1 | sampling actors (0: sample in the driver process) |
+| `rllib.num_envs_per_env_runner` | 1 | games each env runner steps side by side (one batched forward pass for all) |
+| `rllib.num_cpus_per_env_runner` | 1 | CPUs reserved for each env runner |
+| `rllib.num_learners` | 0 | learner actors (0: learn in the driver process) |
+| `rllib.num_cpus_per_learner` | 1 | CPUs reserved for each learner |
+| `rllib.num_gpus_per_learner` | 0 | GPUs for each learner (the learner then trains on the GPU) |
+| `rllib.train_batch_size` | null | env steps per training iteration (null: `algo.n_steps` x `train.n_envs`, an SB3 rollout) |
+| `rllib.rollout_fragment_length` | auto | env steps an env runner collects per request (`auto`: the batch split over the runners) |
+| `rllib.sample_timeout_s` | 600 | how long the driver waits for the env runners' samples |
+
+The other sections mean what they mean for SB3: `env` (rules and reward mode),
+`algo` (PPO hyperparameters, translated to RLlib's names below), `train`
+(`total_timesteps` counts env steps, i.e. agent moves; `checkpoint_every`,
+`keep_checkpoints`, `torch_threads`), `eval` (the exported policy against the
+bots, played in the driver), `opponents` (with `rllib.self_play: false`), `seed`.
+
+| `algo` key | RLlib | note |
+|---|---|---|
+| `n_steps` x `train.n_envs` | `train_batch_size_per_learner` | unless `rllib.train_batch_size` is set |
+| `batch_size` | `minibatch_size` | |
+| `n_epochs` | `num_epochs` | |
+| `learning_rate` | `lr` | a `{start, end}` schedule becomes RLlib's `[[0, start], [total_timesteps, end]]` |
+| `gamma`, `gae_lambda` | `gamma`, `lambda_` | |
+| `clip_range` | `clip_param` | constant only |
+| `ent_coef`, `vf_coef` | `entropy_coeff`, `vf_loss_coeff` | |
+| `max_grad_norm` | `grad_clip` (global norm) | |
+| `net_arch` | `fcnet_hiddens` | `pi` and `vf` must be equal (RLlib's default module gives both networks the same layers) |
+| `activation` | `fcnet_activation` | |
+
+Settings RLlib cannot honour are errors naming the key, never silently dropped:
+`algo.target_kl` (SB3's early stop), a `clip_range` schedule,
+`normalize_advantage: false` (RLlib always standardises advantages),
+`ortho_init: false` (RLlib uses its own initialisation), `algo.device` other than
+cpu (use `rllib.num_gpus_per_learner`), `league.enabled` (this backend's self-play
+is `rllib.self_play`: every seat the current learner).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .config import RunConfigError, _bad, _bool, _is_int, _known, _number, _positive_int
+
+if TYPE_CHECKING:
+    from .config import RunConfig
+
+RAY_DEFAULTS: dict[str, Any] = {"address": None, "num_cpus": None, "object_store_memory_mb": 256}
+RLLIB_DEFAULTS: dict[str, Any] = {
+    "self_play": True,
+    "num_env_runners": 1,
+    "num_envs_per_env_runner": 1,
+    "num_cpus_per_env_runner": 1,
+    "num_learners": 0,
+    "num_cpus_per_learner": 1,
+    "num_gpus_per_learner": 0,
+    "train_batch_size": None,
+    "rollout_fragment_length": "auto",
+    "sample_timeout_s": 600,
+}
+RESUME_CHANGEABLE = ("ray.", "rllib.num_", "rllib.sample_timeout_s")
+"""What a resumed RLlib run may change besides `train.*`: where it runs and how many actors it uses."""
+
+
+def _non_negative_int(key: str, v: Any) -> int:
+    if not _is_int(v) or v < 0:
+        raise _bad(key, v, "an integer >= 0")
+    return v
+
+
+def resolve_ray_section(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The `ray` section with defaults filled in; errors name the dotted key."""
+    _known("ray", data, list(RAY_DEFAULTS))
+    out = {**RAY_DEFAULTS, **data}
+    address = out["address"]
+    if address is not None and (not isinstance(address, str) or not address.strip()):
+        raise _bad("ray.address", address, "null (a local Ray), 'auto', or a cluster address such as ray://head:10001")
+    if out["num_cpus"] is not None:
+        _positive_int("ray.num_cpus", out["num_cpus"])
+    mb = out["object_store_memory_mb"]
+    if not _is_int(mb) or mb < 80:
+        raise _bad("ray.object_store_memory_mb", mb, "an integer >= 80 (Ray's minimum is 75 MiB)")
+    return out
+
+
+def resolve_rllib_section(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The `rllib` section with defaults filled in; errors name the dotted key."""
+    s = "rllib"
+    _known(s, data, list(RLLIB_DEFAULTS))
+    out = {**RLLIB_DEFAULTS, **data}
+    _bool(f"{s}.self_play", out["self_play"])
+    for k in ("num_env_runners", "num_learners", "num_gpus_per_learner"):
+        _non_negative_int(f"{s}.{k}", out[k])
+    for k in ("num_envs_per_env_runner", "num_cpus_per_env_runner", "num_cpus_per_learner"):
+        _positive_int(f"{s}.{k}", out[k])
+    if out["train_batch_size"] is not None:
+        _positive_int(f"{s}.train_batch_size", out["train_batch_size"])
+    fragment = out["rollout_fragment_length"]
+    if fragment != "auto":
+        _positive_int(f"{s}.rollout_fragment_length", fragment)
+    _number(f"{s}.sample_timeout_s", out["sample_timeout_s"], 0.0, open_low=True)
+    return out
+
+
+@dataclass(frozen=True)
+class RLlibPlan:
+    """Everything the RLlib backend builds from a run config, in RLlib's own names."""
+
+    env_config: dict[str, Any]
+    train_batch_size: int
+    minibatch_size: int
+    num_epochs: int
+    lr: float | list[list[float]]
+    gamma: float
+    lambda_: float
+    clip_param: float
+    entropy_coeff: float
+    vf_loss_coeff: float
+    grad_clip: float
+    fcnet_hiddens: list[int]
+    fcnet_activation: str
+
+
+def check_rllib_run(cfg: RunConfig) -> RLlibPlan:
+    """Check that `cfg` can run on RLlib and translate it (errors name the config key)."""
+    algo = cfg.algo
+    if cfg.league.enabled:
+        raise _bad(
+            "league.enabled",
+            True,
+            "false with backend rllib (its self-play is rllib.self_play: every seat the learner)",
+        )
+    if algo.target_kl is not None:
+        raise _bad("algo.target_kl", algo.target_kl, "null with backend rllib (SB3's early stop has no RLlib twin)")
+    if not algo.clip_range.constant:
+        raise _bad("algo.clip_range", algo.clip_range.to_yaml(), "a constant with backend rllib")
+    if not algo.normalize_advantage:
+        raise _bad("algo.normalize_advantage", False, "true with backend rllib (RLlib always standardises advantages)")
+    if not algo.ortho_init:
+        raise _bad("algo.ortho_init", False, "true with backend rllib (RLlib uses its own initialisation)")
+    if algo.device not in ("cpu", "auto"):
+        raise _bad("algo.device", algo.device, "cpu or auto with backend rllib (set rllib.num_gpus_per_learner)")
+    if algo.net_arch["pi"] != algo.net_arch["vf"]:
+        raise _bad(
+            "algo.net_arch",
+            {k: list(v) for k, v in algo.net_arch.items()},
+            "one list of layers, or equal pi and vf, with backend rllib",
+        )
+    rl = cfg.rllib
+    batch = rl["train_batch_size"] or algo.n_steps * cfg.train.n_envs
+    if algo.batch_size > batch:
+        key = "rllib.train_batch_size" if rl["train_batch_size"] else "algo.n_steps x train.n_envs"
+        raise RunConfigError(
+            f"config key 'algo.batch_size': {algo.batch_size} is more than a training batch holds ({key} = {batch})"
+        )
+    lr = algo.learning_rate
+    env = {k: v for k, v in cfg.env.items() if k != "learner_seat"}
+    env_config: dict[str, Any] = {"env": env, "self_play": rl["self_play"], "learner_seat": cfg.env["learner_seat"]}
+    if not rl["self_play"]:
+        env_config["opponents"] = [[o.spec, o.weight] for o in cfg.opponents]
+    return RLlibPlan(
+        env_config=env_config,
+        train_batch_size=batch,
+        minibatch_size=algo.batch_size,
+        num_epochs=algo.n_epochs,
+        lr=lr.start if lr.constant else [[0, lr.start], [cfg.train.total_timesteps, lr.end]],
+        gamma=algo.gamma,
+        lambda_=algo.gae_lambda,
+        clip_param=algo.clip_range.start,
+        entropy_coeff=algo.ent_coef,
+        vf_loss_coeff=algo.vf_coef,
+        grad_clip=algo.max_grad_norm,
+        fcnet_hiddens=list(algo.net_arch["pi"]),
+        fcnet_activation=algo.activation,
+    )

@@ -1,0 +1,96 @@
+"""Run configs with `backend: rllib`: the `ray`/`rllib` sections and the translation to RLlib (no Ray needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agents.training import RunFolderError, resume_run
+from agents.training.config import RunConfig, RunConfigError, dump_yaml, load_run_config
+from agents.training.rllib_config import RLLIB_DEFAULTS, check_rllib_run
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "configs" / "rllib_selfplay.yaml"
+
+
+def _cfg(overrides=()):
+    return load_run_config(CONFIG, list(overrides))
+
+
+def test_shipped_config_resolves_and_translates():
+    cfg = _cfg()
+    assert cfg.backend == "rllib" and cfg.rllib["self_play"] is True and cfg.ray["address"] is None
+    plan = check_rllib_run(cfg)
+    assert plan.train_batch_size == cfg.algo.n_steps * cfg.train.n_envs
+    assert plan.minibatch_size == cfg.algo.batch_size and plan.num_epochs == cfg.algo.n_epochs
+    assert plan.fcnet_hiddens == list(cfg.algo.net_arch["pi"]) and plan.fcnet_activation == cfg.algo.activation
+    # A learning-rate schedule becomes RLlib's piecewise-linear [[step, value], ...] over the run.
+    assert plan.lr == [[0, 3.0e-4], [cfg.train.total_timesteps, 5.0e-5]]
+    assert plan.env_config["self_play"] is True and plan.env_config["env"]["reward_mode"] == "relative"
+    assert "learner_seat" not in plan.env_config["env"]  # an option of the adapter, not of the AEC env
+
+
+def test_resolved_config_reads_back_equal():
+    cfg = _cfg(["rllib.num_env_runners=3", "ray.address=auto"])
+    import yaml
+
+    again = RunConfig.from_mapping(yaml.safe_load(dump_yaml(cfg)))
+    assert again == cfg and again.rllib["num_env_runners"] == 3 and again.ray["address"] == "auto"
+    assert set(cfg.rllib) == set(RLLIB_DEFAULTS)
+
+
+def test_vs_bots_translation_carries_the_opponents():
+    cfg = _cfg(["rllib.self_play=false", "env.learner_seat=1", "opponents=[{spec: greedy, weight: 2}, random]"])
+    plan = check_rllib_run(cfg)
+    assert plan.env_config["opponents"] == [["greedy", 2.0], ["random", 1.0]]
+    assert plan.env_config["learner_seat"] == 1 and plan.env_config["self_play"] is False
+
+
+def test_explicit_train_batch_size_wins():
+    plan = check_rllib_run(_cfg(["rllib.train_batch_size=1234", "algo.batch_size=100"]))
+    assert plan.train_batch_size == 1234
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [
+        ("rllib.num_env_runners=-1", "rllib.num_env_runners"),
+        ("rllib.num_envs_per_env_runner=0", "rllib.num_envs_per_env_runner"),
+        ("rllib.bogus=1", "rllib.bogus"),
+        ("rllib.self_play=maybe", "rllib.self_play"),
+        ("rllib.rollout_fragment_length=sometimes", "rllib.rollout_fragment_length"),
+        ("ray.address=''", "ray.address"),
+        ("ray.object_store_memory_mb=10", "ray.object_store_memory_mb"),
+        ("ray.port=1", "ray.port"),
+        ("league.enabled=true", "league.enabled"),
+        ("algo.target_kl=0.02", "algo.target_kl"),
+        ("algo.clip_range={start: 0.2, end: 0.1}", "algo.clip_range"),
+        ("algo.normalize_advantage=false", "algo.normalize_advantage"),
+        ("algo.ortho_init=false", "algo.ortho_init"),
+        ("algo.device=cuda", "algo.device"),
+        ("algo.net_arch={pi: [64], vf: [32]}", "algo.net_arch"),
+        ("algo.batch_size=100000", "algo.batch_size"),
+    ],
+)
+def test_bad_rllib_settings_name_the_key(override, key):
+    with pytest.raises(RunConfigError, match=key.replace(".", r"\.")):
+        _cfg([override])
+
+
+def test_sb3_runs_refuse_the_rllib_sections():
+    with pytest.raises(RunConfigError, match="only used with backend: rllib"):
+        load_run_config(ROOT / "configs" / "quickstart.yaml", ["rllib.num_env_runners=2"])
+    sb3 = load_run_config(ROOT / "configs" / "quickstart.yaml")
+    assert "rllib" not in sb3.to_dict() and "ray" not in sb3.to_dict()
+
+
+def test_resume_may_change_where_and_how_wide_but_not_the_run(tmp_path):
+    (tmp_path / "config.yaml").write_text(dump_yaml(_cfg()))
+    with pytest.raises(RunConfigError, match="rllib.self_play"):
+        resume_run(tmp_path, ["rllib.self_play=false"])
+    # Allowed overrides pass the check and reach the backend, which finds no checkpoint here (or, without Ray,
+    # says that the backend is not available): both are the clean errors train.py reports.
+    with pytest.raises((RunFolderError, RunConfigError), match="no complete checkpoint|'rllib' is not available"):
+        resume_run(tmp_path, ["rllib.num_env_runners=4", "ray.address=auto"], quiet=True)
+    assert "num_env_runners: 4" in (tmp_path / "config.yaml").read_text()
