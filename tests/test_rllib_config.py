@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -94,3 +97,17 @@ def test_resume_may_change_where_and_how_wide_but_not_the_run(tmp_path):
     with pytest.raises((RunFolderError, RunConfigError), match="no complete checkpoint|'rllib' is not available"):
         resume_run(tmp_path, ["rllib.num_env_runners=4", "ray.address=auto"], quiet=True)
     assert "num_env_runners: 4" in (tmp_path / "config.yaml").read_text()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is not None, reason="Ray is installed here (tests/test_rllib.py)")
+def test_train_py_without_ray_says_the_backend_is_unavailable(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "train.py", "--config", str(CONFIG), "--run-dir", str(tmp_path / "run")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "'rllib' is not available here" in proc.stderr and "ray" in proc.stderr
