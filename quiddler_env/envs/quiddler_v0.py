@@ -278,7 +278,7 @@ class raw_env(AECEnv, EzPickle):
         self._no_moves = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
         self._mask: np.ndarray | None = None
         self._np_random: np.random.Generator | None = None
-        self._last_move: str | None = None
+        self._last_move: tuple[str, int, int] | None = None  # (agent, action, face taken or -1)
         self.agents = self.possible_agents[:]
         self._has_game = False
 
@@ -322,7 +322,7 @@ class raw_env(AECEnv, EzPickle):
         return {"observation": encode_observation(game, seat), "action_mask": mask}
 
     def _current_mask(self) -> np.ndarray:
-        # Computed at most once per state: observe() and the legality check in step() share it.
+        # Computed at most once per state, however often the mover is observed.
         if self._mask is None:
             self._mask = common.legal_action_mask(self.game)
         return self._mask
