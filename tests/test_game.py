@@ -175,7 +175,7 @@ def test_properties_of_random_games(seed, num_players, floor, go_out, min_cards)
             extra = 1 if (p == g.current_player and g.phase == Phase.DISCARD) else 0
             assert sum(hand) == g.hand_size + extra and min(hand) >= 0
         mask = g.legal_action_mask()
-        assert mask.sum() == len(g.legal_actions()) > 0
+        assert np.flatnonzero(mask).tolist() == g.legal_actions() and mask.sum() > 0
         assert all(0 <= k <= t for k, t in zip(g.known_taken[g.current_player], g.hands[g.current_player], strict=True))
 
     _play_random(game, seed, check)

@@ -25,6 +25,7 @@ from .scoring import RoundResult, score_round
 from .solver import HandSolver, Layout, get_solver
 
 _DECK = np.asarray(new_deck(), dtype=np.int64)
+_FACE_SHIFTS = np.arange(NUM_FACES, dtype=np.int64)
 
 
 class Phase(enum.IntEnum):
@@ -124,7 +125,17 @@ class QuiddlerGame:
     def legal_action_mask(self) -> np.ndarray:
         """int8 mask over the 64 actions."""
         mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
-        mask[self.legal_actions()] = 1
+        if self.phase == Phase.DRAW:
+            mask[A.TAKE_DISCARD] = 1
+            if self.draw_pile or len(self.discard_pile) > 1:
+                mask[A.DRAW_PILE] = 1
+        elif self.phase == Phase.DISCARD:
+            bits = self.go_out_faces()
+            if bits:
+                mask[A.GO_OUT_BASE :] = (bits >> _FACE_SHIFTS) & 1
+            if not (bits and self.config.go_out == "forced"):
+                mask[A.DISCARD_BASE : A.GO_OUT_BASE] = self.hands[self.current_player]
+                np.minimum(mask, 1, out=mask)
         return mask
 
     def legal_actions(self) -> list[int]:
