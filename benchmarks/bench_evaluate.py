@@ -5,13 +5,23 @@
 Each count is timed end to end through `run_tournament` (for 2+ workers that includes
 starting the worker processes, which load the solver, about 1-2 s each). The one-worker
 figure runs after a warm-up game, as a long evaluation would. Also checks that every
-worker count gives the same games. Prints figures; asserts nothing.
+worker count gives the same games, and prints the CPU time per game (this process and
+its workers), which does not depend on how busy the machine is. Prints figures;
+asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import time
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its finished children (the worker processes)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def main() -> None:
@@ -29,15 +39,16 @@ def main() -> None:
     print(f"{' vs '.join(args.players)}, {tournament.total_games} games, seed {args.seed}")
     reference = None
     for workers in args.workers:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), _cpu_seconds()
         played = run_tournament(tournament, workers=workers)
         seconds = time.perf_counter() - start
+        cpu = _cpu_seconds() - cpu
         same = "" if reference is None else f", same games as {args.workers[0]} worker(s): {played == reference}"
         reference = reference if reference is not None else played
         decisions = sum(len(g.actions) for g in played)
         print(
             f"workers={workers}: {len(played) / seconds:7.1f} games/s  ({seconds:6.2f} s, "
-            f"{decisions / seconds:8.0f} decisions/s{same})"
+            f"{decisions / seconds:8.0f} decisions/s, {1000 * cpu / len(played):5.1f} CPU ms/game{same})"
         )
 
 
