@@ -53,13 +53,25 @@ def beat_probability(cdf_table: dict[int, tuple[float, ...]], hand_size: int, mi
 class ExpertAgent(BaseAgent):
     """Values each draw and each discard by the expected best layout after its next draw.
 
-    Draw phase: taking the discard top is worth the best hand it can keep; drawing from
-    the pile is worth the same averaged over `samples` cards sampled from the unseen
-    cards (card counting: everything not in its hand, the discard pile, or what
-    opponents visibly took). Discard phase: the `top` most promising discards are
-    each valued by the expected best kept hand after one more sampled draw, so it
-    keeps cards that combine well with what is still out there. A kept hand that can
-    go out is worth `go_out_value` more than its layout score.
+    Card counting: the cards it has not seen (not in its hand, the discard pile, or
+    what opponents visibly took) are what a draw from the pile may give.
+
+    - Draw: taking the discard top is worth the best hand it can then keep; drawing
+      from the pile is worth the same averaged over `samples` cards sampled from the
+      unseen ones. It takes the discard only when that is worth more.
+    - Discard: its `top` best discards by the hand kept now are each valued by the
+      expected best kept hand after one more sampled draw, so it keeps the cards that
+      combine with what is still out there.
+    - A hand's worth: its best layout score, plus each bonus in play times the odds
+      that its longest word (most words) beats every opponent's (`_LONGEST_CDF`,
+      `_WORDS_CDF`), floored at 0 like a round score; a hand that can go out is worth
+      `go_out_value` more (going out ends the round before opponents improve).
+    - Going out: whenever it can (in this game the round ends within a few turns, so
+      waiting for a better layout mostly hands the opponents another turn), keeping
+      the best-valued hand. In a final turn it keeps the best-valued hand outright.
+
+    Decisions depend only on the observation and its own generator (the samples and
+    the tie-breaks), so the same seed replays the same decisions.
     """
 
     name = "expert"
@@ -78,15 +90,14 @@ class ExpertAgent(BaseAgent):
             raise ValueError(f"expert: samples must be a positive integer, got {samples!r}")
         if not isinstance(top, int) or top < 1:
             raise ValueError(f"expert: top must be a positive integer, got {top!r}")
+        if not np.isfinite(go_out_value):
+            raise ValueError(f"expert: go_out_value must be a finite number, got {go_out_value!r}")
         self.samples = samples
         self.top = top
         self.go_out_value = float(go_out_value)
+        # Worth of each hand after a draw, by its face counts: pure, so kept across games.
         self._inner: dict[bytes, float] = {}
         super().__init__(seed, num_players, config)
-
-    def reset(self, seed: int | None = None) -> None:
-        super().reset(seed)
-        self._inner = {}
 
     # -- values ----------------------------------------------------------------------
 

@@ -342,6 +342,8 @@ def test_registry_builds_every_kind():
         ("expert:sample=3", "unknown parameter 'sample' for expert; known: samples, top, go_out_value"),
         ("expert:samples=many", "samples='many' is not a valid int"),
         ("expert:samples=0", "samples must be a positive integer"),
+        ("expert:top=-1", "top must be a positive integer"),
+        ("expert:go_out_value=nan", "go_out_value must be a finite number"),
         ("expert:samples", "parameters are key=value"),
         ("greedy:samples=3", "unknown parameter 'samples' for greedy; known: none"),
         ("policy:", "policy needs a path"),
