@@ -74,6 +74,8 @@ def test_explicit_train_batch_size_wins():
         ("algo.device=cuda", "algo.device"),
         ("algo.net_arch={pi: [64], vf: [32]}", "algo.net_arch"),
         ("algo.batch_size=100000", "algo.batch_size"),
+        ("env.layout_shaping=0.5", "env.layout_shaping"),
+        ("algo.observation_features=solver_v1", "algo.observation_features"),
     ],
 )
 def test_bad_rllib_settings_name_the_key(override, key):

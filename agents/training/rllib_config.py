@@ -43,7 +43,8 @@ Settings RLlib cannot honour are errors naming the key, never silently dropped:
 `normalize_advantage: false` (RLlib always standardises advantages),
 `ortho_init: false` (RLlib uses its own initialisation), `algo.device` other than
 cpu (use `rllib.num_gpus_per_learner`), `league.enabled` (this backend's self-play
-is `rllib.self_play`: every seat the current learner).
+is `rllib.self_play`: every seat the current learner), `algo.observation_features`
+and the SB3 training env's own options (`env.layout_shaping`) when switched on.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from quiddler_env.core.config import QuiddlerConfig
 
 from .config import RunConfigError, _bad, _bool, _is_int, _known, _number, _positive_int
 
@@ -70,8 +73,8 @@ RLLIB_DEFAULTS: dict[str, Any] = {
     "rollout_fragment_length": "auto",
     "sample_timeout_s": 600,
 }
-RESUME_CHANGEABLE = ("ray.", "rllib.num_", "rllib.sample_timeout_s")
-"""What a resumed RLlib run may change besides `train.*`: where it runs and how many actors it uses."""
+AEC_OPTIONS = ("reward_mode", "reward_scale", "max_cycles")
+"""The env options the RLlib env passes on to `quiddler_v0.raw_env` (the rules fields go too)."""
 
 
 def _non_negative_int(key: str, v: Any) -> int:
@@ -165,8 +168,19 @@ def check_rllib_run(cfg: RunConfig) -> RLlibPlan:
         raise RunConfigError(
             f"config key 'algo.batch_size': {algo.batch_size} is more than a training batch holds ({key} = {batch})"
         )
+    if getattr(algo, "observation_features", None) is not None:
+        raise _bad(
+            "algo.observation_features",
+            algo.observation_features,
+            "null with backend rllib (its env runners see the env's own observation)",
+        )
     lr = algo.learning_rate
-    env = {k: v for k, v in cfg.env.items() if k != "learner_seat"}
+    env = {}
+    for key, value in cfg.env.items():
+        if key in QuiddlerConfig.field_names() or key in AEC_OPTIONS:
+            env[key] = value
+        elif key != "learner_seat" and value:  # an option of the SB3 training env (e.g. reward shaping), switched on
+            raise _bad(f"env.{key}", value, "its off value (0 or null) with backend rllib, whose env is quiddler_v0's")
     env_config: dict[str, Any] = {"env": env, "self_play": rl["self_play"], "learner_seat": cfg.env["learner_seat"]}
     if not rl["self_play"]:
         env_config["opponents"] = [[o.spec, o.weight] for o in cfg.opponents]
