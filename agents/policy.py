@@ -275,13 +275,16 @@ def load_policy(
     if observation_size is None and num_players is not None:
         observation_size = observation_layout(num_players).size
         table = f" ({num_players} players)"
+    # Observation features (agents.features) the network reads after the observation vector.
+    features = _features_of(directory)
+    extra = 0 if features is None else features.size
     if trusted:
         policy, obs_size, action_size = _load_trusted(directory)
-        _check_sizes(directory / MODEL_FILE, obs_size, action_size, observation_size, table)
+        _check_sizes(directory / MODEL_FILE, obs_size - extra, action_size, observation_size, table)
     else:
         desc = read_description(directory)
         _check_sizes(
-            directory / DESCRIPTION_FILE, desc["observation_size"], desc["action_size"], observation_size, table
+            directory / DESCRIPTION_FILE, desc["observation_size"] - extra, desc["action_size"], observation_size, table
         )
         weights = directory / WEIGHTS_FILE
         expected = desc.get("weights_sha256")
@@ -300,10 +303,35 @@ def load_policy(
         obs_size = desc["observation_size"]
     n = None
     if obs_size is not None:
-        n = next((k for k in range(2, 9) if observation_layout(k).size == obs_size), None)
+        n = next((k for k in range(2, 9) if observation_layout(k).size == obs_size - extra), None)
     return PolicyAgent(
-        policy, obs_size, deterministic=deterministic, seed=seed, num_players=num_players or n, config=config
+        policy,
+        obs_size,
+        deterministic=deterministic,
+        seed=seed,
+        num_players=num_players or n,
+        config=config,
+        features=None if features is None else features.name,
     )
+
+
+def _features_of(directory: Path):
+    """The `agents.features` set named by the bundle's `observation_features` (None when absent)."""
+    file = directory / DESCRIPTION_FILE
+    if not file.is_file():
+        return None
+    try:
+        name = json.loads(file.read_text()).get("observation_features")
+    except (OSError, ValueError, AttributeError):
+        return None  # read_description reports a broken description
+    if name is None:
+        return None
+    from .features import feature_set
+
+    try:
+        return feature_set(name)
+    except ValueError as exc:
+        raise PolicyLoadError(f"policy description {file}: {exc}") from None
 
 
 def _load_trusted(directory: Path):
@@ -340,9 +368,12 @@ class PolicyAgent(BaseAgent):
         seed: int | None = None,
         num_players: int | None = None,
         config: QuiddlerConfig | None = None,
+        features: str | None = None,
     ):
         self.policy = policy
         self.policy.set_training_mode(False)
+        self.features = features
+        self._features = None
         self.observation_size = int(observation_size)
         self.deterministic = bool(deterministic)
         super().__init__(seed, num_players, config)
@@ -352,6 +383,12 @@ class PolicyAgent(BaseAgent):
         import torch
 
         obs, mask = self._prepare(observation, action_mask)
+        if self.features is not None:
+            if self._features is None:
+                from .features import ObservationFeatures
+
+                self._features = ObservationFeatures(self.features, self.config)
+            obs = self._features(obs)
         if obs.shape[0] != self.observation_size:
             raise ValueError(f"policy takes observations of size {self.observation_size}, got {obs.shape[0]}")
         with torch.no_grad():

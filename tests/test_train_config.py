@@ -67,6 +67,12 @@ def test_overrides_apply(tmp_path):
     assert [(o.spec, o.weight) for o in cfg.opponents] == [("greedy", 1.0)]
     assert cfg.eval.opponents == ("random", "expert:samples=4")
     assert cfg.seed == 7
+    tuned = load_run_config(
+        ROOT / "configs/quickstart.yaml",
+        ["pretrain.teacher=null", "algo.observation_features=null", "env.layout_shaping=0.5"],
+    )
+    assert tuned.pretrain.teacher is None and tuned.algo.observation_features is None
+    assert tuned.env["layout_shaping"] == 0.5 and "layout_shaping" not in tuned.env_options()
     # Sections the file does not have are created by an override.
     bare = tmp_path / "bare.yaml"
     bare.write_text("name: bare\n")
@@ -135,6 +141,12 @@ def test_schedule():
         (["name=a/b"], "'name'"),
         (["seed=-1"], "'seed'"),
         (["train=5"], "'train'"),
+        (["algo.observation_features=magic"], "'algo.observation_features'"),
+        (["env.layout_shaping=-1"], "'env.layout_shaping'"),
+        (["pretrain.teacher=wizard"], "'pretrain.teacher'"),
+        (["pretrain.teacher=human"], "'pretrain.teacher'"),
+        (["pretrain.games=0"], "'pretrain.games'"),
+        (["pretrain.colour=1"], "'pretrain.colour'"),
     ],
 )
 def test_config_errors_name_the_key(overrides, named):

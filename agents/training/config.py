@@ -15,6 +15,7 @@ A run config is a YAML mapping with these top-level keys (every one optional but
 | `algo` | MaskablePPO hyperparameters (`PPOConfig`) |
 | `train` | `total_timesteps`, `n_envs`, `vec_env`, `checkpoint_every`, `keep_checkpoints`, `progress_bar`, `torch_threads`, `log_interval` |
 | `eval` | periodic evaluation: `every`, `games`, `opponents`, `deterministic`, `seed`, `at_start` |
+| `pretrain` | imitation warm start before PPO: `teacher` (an agent spec, or null: none), `games`, `epochs`, `batch_size`, `learning_rate`, `value_coef` |
 | `ray`, `rllib` | `backend: rllib` only: where Ray runs and how RLlib spreads the run (see `agents.training.rllib_config`) |
 
 Files are read with `yaml.safe_load`; nothing is evaluated. An unknown key or a bad
@@ -45,6 +46,9 @@ VEC_ENVS = ("auto", "dummy", "subproc")
 ACTIVATIONS = ("Tanh", "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU")
 ENV_OPTIONS = ("reward_mode", "reward_scale", "learner_seat", "max_cycles")
 """The env options a run may set besides the rules (rendering is not for training)."""
+TRAINING_ENV_OPTIONS = ("layout_shaping",)
+"""Options of the training env only (not of evaluation): `layout_shaping`, the weight of the potential-based
+reward shaping on the learner's best keepable layout (0: none)."""
 
 
 class RunConfigError(ValueError):
@@ -180,6 +184,8 @@ class PPOConfig:
     activation: str = "Tanh"
     ortho_init: bool = True
     device: str = "cpu"
+    observation_features: str | None = None
+    """A feature set of `agents.features` appended to the observation (e.g. solver_v1), or null."""
 
     @classmethod
     def parse(cls, data: Mapping[str, Any]) -> PPOConfig:
@@ -215,6 +221,12 @@ class PPOConfig:
             if d["activation"] not in ACTIVATIONS:
                 raise _bad(f"{s}.activation", d["activation"], ", ".join(ACTIVATIONS))
             out["activation"] = d["activation"]
+        if d.get("observation_features") is not None:
+            from agents.features import FEATURE_SETS
+
+            if d["observation_features"] not in FEATURE_SETS:
+                raise _bad(f"{s}.observation_features", d["observation_features"], f"null or {', '.join(FEATURE_SETS)}")
+            out["observation_features"] = d["observation_features"]
         if "device" in d:
             dev = _str(f"{s}.device", d["device"])
             if dev not in ("cpu", "cuda", "auto") and not dev.startswith("cuda:"):
@@ -363,6 +375,34 @@ def _spec(key: str, v: Any) -> str:
 
 
 @dataclass(frozen=True)
+class PretrainConfig:
+    """Imitation warm start (`agents.training.pretrain`): copy a teacher bot before PPO; off without a teacher."""
+
+    teacher: str | None = None
+    games: int = 1000
+    epochs: int = 10
+    batch_size: int = 256
+    learning_rate: float = 1e-3
+    value_coef: float = 0.5
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any]) -> PretrainConfig:
+        s = "pretrain"
+        _known(s, data, list(cls.__dataclass_fields__))
+        out: dict[str, Any] = {}
+        if data.get("teacher") is not None:
+            out["teacher"] = _spec(f"{s}.teacher", data["teacher"])
+        for k in ("games", "epochs", "batch_size"):
+            if k in data:
+                out[k] = _positive_int(f"{s}.{k}", data[k])
+        if "learning_rate" in data:
+            out["learning_rate"] = _number(f"{s}.learning_rate", data["learning_rate"], 0.0, open_low=True)
+        if "value_coef" in data:
+            out["value_coef"] = _number(f"{s}.value_coef", data["value_coef"], 0.0)
+        return cls(**out)
+
+
+@dataclass(frozen=True)
 class RunConfig:
     """Everything about one training run (see the module docstring)."""
 
@@ -376,6 +416,7 @@ class RunConfig:
     algo: PPOConfig = PPOConfig()
     train: TrainConfig = TrainConfig()
     eval: EvalConfig = EvalConfig()
+    pretrain: PretrainConfig = PretrainConfig()
     ray: dict[str, Any] = field(default_factory=dict)
     """`backend: rllib` only (resolved by `rllib_config`; empty otherwise), as is `rllib`."""
     rllib: dict[str, Any] = field(default_factory=dict)
@@ -384,7 +425,8 @@ class RunConfig:
 
     def game_config(self) -> QuiddlerConfig:
         """The rules of the run."""
-        return QuiddlerConfig.from_mapping({k: v for k, v in self.env.items() if k not in ENV_OPTIONS})
+        skip = ENV_OPTIONS + TRAINING_ENV_OPTIONS
+        return QuiddlerConfig.from_mapping({k: v for k, v in self.env.items() if k not in skip})
 
     def env_options(self) -> dict[str, Any]:
         """The env options (reward mode, learner seat, ...) for `QuiddlerEnv`."""
@@ -410,6 +452,7 @@ class RunConfig:
             "algo": self.algo.to_yaml(),
             "train": asdict(self.train),
             "eval": {**asdict(self.eval), "opponents": list(self.eval.opponents)},
+            "pretrain": asdict(self.pretrain),
         }
         if self.backend == "rllib":
             out.update(ray=copy.deepcopy(self.ray), rllib=copy.deepcopy(self.rllib))
@@ -440,6 +483,7 @@ class RunConfig:
         algo = PPOConfig.parse(_mapping("algo", data.get("algo")))
         train = TrainConfig.parse(_mapping("train", data.get("train")))
         evaluation = EvalConfig.parse(_mapping("eval", data.get("eval")))
+        pretrain = PretrainConfig.parse(_mapping("pretrain", data.get("pretrain")))
         ray_section, rllib_section = _mapping("ray", data.get("ray")), _mapping("rllib", data.get("rllib"))
         if backend == "rllib":
             from .rllib_config import resolve_ray_section, resolve_rllib_section
@@ -458,6 +502,7 @@ class RunConfig:
             algo=algo,
             train=train,
             eval=evaluation,
+            pretrain=pretrain,
             ray=ray_section,
             rllib=rllib_section,
         )
@@ -467,7 +512,7 @@ class RunConfig:
 
 def _parse_env(env: dict[str, Any]) -> dict[str, Any]:
     fields = QuiddlerConfig.field_names()
-    _known("env", env, list(fields) + list(ENV_OPTIONS))
+    _known("env", env, list(fields) + list(ENV_OPTIONS) + list(TRAINING_ENV_OPTIONS))
     try:
         rules = QuiddlerConfig.from_mapping({k: v for k, v in env.items() if k in fields})
     except ValueError as exc:
@@ -489,6 +534,7 @@ def _parse_env(env: dict[str, Any]) -> dict[str, Any]:
         reward_scale=opts.get("reward_scale"),
         learner_seat=seat,
         max_cycles=opts.get("max_cycles"),
+        layout_shaping=_number("env.layout_shaping", env.get("layout_shaping", 0.0), 0.0),
     )
     return out
 

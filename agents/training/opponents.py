@@ -12,8 +12,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
+from agents.features import FEATURE_BOUND, ObservationFeatures
 from quiddler_env.core.config import QuiddlerConfig
+from quiddler_env.core.dictionary import load_dictionary
+from quiddler_env.core.game import Phase
+from quiddler_env.core.solver import get_solver
 from quiddler_env.envs.gym_env import QuiddlerEnv
 
 LEAGUE = "league"
@@ -122,21 +127,79 @@ class OpponentMixture:
 
 
 class TrainingEnv(QuiddlerEnv):
-    """`QuiddlerEnv` whose opponents are `OpponentMixture`s: the league can be updated through `env_method`.
+    """`QuiddlerEnv` for training: league updates through `env_method`, optional observation features.
 
-    At the end of an episode `info["opponent_policies"]` names the policy that played
-    each opponent seat (relative seat order), for per-opponent training statistics.
+    `features` names a feature set of `agents.features` appended to every
+    observation (the policy bundle records it, so `PolicyAgent` appends the same).
+    At the end of an episode `info["opponent_policies"]` names the policy that
+    played each opponent seat (relative seat order), for per-opponent statistics.
     """
+
+    def __init__(
+        self,
+        config: Any = None,
+        *,
+        opponents: Any = None,
+        features: str | None = None,
+        layout_shaping: float = 0.0,
+        **options: Any,
+    ):
+        super().__init__(config, opponents=opponents, **options)
+        if not (isinstance(layout_shaping, (int, float)) and np.isfinite(layout_shaping) and layout_shaping >= 0):
+            raise ValueError(f"option 'layout_shaping': bad value {layout_shaping!r}; allowed: a number >= 0")
+        self.layout_shaping = float(layout_shaping)
+        self._potential = 0.0
+        self._solver = None
+        self.features = ObservationFeatures(features, self.config) if features else None
+        if self.features is not None:
+            extra = self.features.features.size
+            box = self.observation_space
+            self.observation_space = spaces.Box(
+                low=np.concatenate([box.low, np.full(extra, -FEATURE_BOUND, dtype=np.float32)]),
+                high=np.concatenate([box.high, np.full(extra, FEATURE_BOUND, dtype=np.float32)]),
+                dtype=np.float32,
+            )
 
     def set_league(self, members: Sequence[str]) -> None:
         """Give every opponent seat the new pool (bundle folders, oldest first)."""
         for opponent in self.opponents:
-            opponent.set_league(members)
+            if hasattr(opponent, "set_league"):
+                opponent.set_league(members)
+
+    def layout_potential(self) -> float:
+        """Points of the best hand the learner can keep now: its best layout (draw phase), or the best
+        layout left after its best discard (discard phase); 0 once the game is over."""
+        if self.game.phase == Phase.GAME_OVER:
+            return 0.0
+        if self._solver is None:
+            self._solver = get_solver(load_dictionary(self.config.dictionary), self.config.min_word_cards)
+        hand = list(self.game.hands[self.seat])
+        if self.game.phase == Phase.DRAW:
+            return float(self._solver.best_layout(hand, counts=True).score)
+        return float(max(o.score for o in self._solver.discard_options(hand)))
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        obs, info = super().reset(seed=seed, options=options)
+        if self.layout_shaping:
+            self._potential = self.layout_potential()
+        return (self.features(obs) if self.features else obs), info
 
     def step(self, action: Any):
         obs, reward, terminated, truncated, info = super().step(action)
+        if self.layout_shaping and not info.get("illegal_action"):
+            # Potential-based shaping on the learner's best keepable layout. At a round end the potential
+            # is cashed out (counted as 0): the round's score takes over, and every round's shaping sums to
+            # minus the potential of its first decision, which no action changes.
+            potential = self.layout_potential()
+            after = 0.0 if "round_result" in info else potential
+            reward += self.layout_shaping * self.reward_scale * (after - self._potential)
+            self._potential = potential
+        if self.features is not None:
+            obs = self.features(obs)
         if terminated or truncated:
-            info["opponent_policies"] = [o.current_name for o in self.opponents]
+            info["opponent_policies"] = [
+                getattr(o, "current_name", None) or getattr(o, "name", type(o).__name__) for o in self.opponents
+            ]
         return obs, reward, terminated, truncated, info
 
 
@@ -147,6 +210,8 @@ def make_training_env(
     league_weight: float = 0.0,
     league_members: Sequence[str] = (),
     league_deterministic: bool = False,
+    features: str | None = None,
+    layout_shaping: float = 0.0,
 ) -> TrainingEnv:
     """A training env with one `OpponentMixture` per opponent seat (a picklable factory for SubprocVecEnv)."""
     config = QuiddlerConfig.from_mapping(rules)
@@ -165,4 +230,4 @@ def make_training_env(
         )
         for _ in range(config.num_players - 1)
     ]
-    return TrainingEnv(config, opponents=opponents, **env_options)
+    return TrainingEnv(config, opponents=opponents, features=features, layout_shaping=layout_shaping, **env_options)

@@ -48,11 +48,10 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnvW
 
 from agents.policy import WEIGHTS_FILE, save_policy_bundle
 from agents.registry import make
-from quiddler_env.envs.gym_env import QuiddlerEnv
 
 from .config import RunConfig
 from .league import League
-from .opponents import LEAGUE, make_training_env
+from .opponents import LEAGUE, TrainingEnv, make_training_env
 from .runfiles import CsvTable, plot_learning_curve, write_json_atomic
 
 CHECKPOINT_DIR = "checkpoints"
@@ -97,6 +96,8 @@ def build_vec_env(cfg: RunConfig, league_paths: list[str], n_envs: int | None = 
         cfg.league.weight if cfg.league.enabled else 0.0,
         list(league_paths),
         cfg.league.deterministic,
+        cfg.algo.observation_features,
+        cfg.env["layout_shaping"],
     )
     kind = cfg.train.vec_env
     if kind == "auto":
@@ -214,7 +215,8 @@ def evaluate_against(model: Any, cfg: RunConfig, spec: str, step: int) -> EvalRe
     """
     rules = cfg.game_config()
     bot = make(spec, config=rules)
-    venv = DummyVecEnv([lambda: QuiddlerEnv(rules, opponents=bot, **cfg.env_options())])
+    features = cfg.algo.observation_features
+    venv = DummyVecEnv([lambda: TrainingEnv(rules, opponents=bot, features=features, **cfg.env_options())])
     venv.seed(cfg.eval.seed)
     outcomes: list[str] = []
     scores: list[float] = []
@@ -308,6 +310,7 @@ def bundle_description(cfg: RunConfig, step: int, **extra: Any) -> dict[str, Any
         "env_options": cfg.env_options(),
         "run": cfg.name,
         "algorithm": "MaskablePPO",
+        "observation_features": cfg.algo.observation_features,
         "num_timesteps": step,
         "opponents": [{"spec": o.spec, "weight": o.weight} for o in cfg.opponents],
         **extra,
@@ -614,6 +617,19 @@ def train_sb3(cfg: RunConfig, run_dir: Path, *, resume: bool, quiet: bool = Fals
         model = build_model(cfg, venv)
         if checkpoint is not None:
             state = load_checkpoint(model, checkpoint)
+        elif cfg.pretrain.teacher:
+            from .pretrain import behaviour_clone, collect_demonstrations
+
+            data = collect_demonstrations(cfg, cfg.pretrain.games, cfg.seed)
+            figures = behaviour_clone(model, data, cfg, cfg.seed)
+            write_json_atomic(run_dir / "pretrain.json", figures)
+            if not quiet:
+                print(
+                    f"[{cfg.name}] imitation of {figures['teacher']}: {figures['decisions']} decisions, held-out "
+                    f"accuracy {figures['held_out_accuracy']:.3f}",
+                    file=sys.stderr,
+                    flush=True,
+                )
         venv.seed(session_seed(cfg.seed, start_step))
 
         train_table = CsvTable(run_dir / "train.csv", keep_until=start_step if resume else None)

@@ -1,0 +1,126 @@
+"""Observation features a policy may add to the observation vector: what the hand solver says about the hand.
+
+A network that reads face counts must learn spelling to know which discard keeps
+words together; the solver knows. A feature set is a pure function of one seat's
+observation vector (so it sees nothing the seat may not see) that returns extra
+floats appended to it. Training envs append them (`TrainingEnv(features=...)`), the
+bundle's `policy.json` names the set (`"observation_features"`), and `PolicyAgent`
+appends the same floats before the network, so a bundle plays wherever it loads.
+
+`solver_v1` (132 floats; scores / 50, word counts / 5, word lengths / 10):
+
+| index | phase | content |
+|---|---|---|
+| 0..3 | draw | the hand's best layout now: score, words, longest word, 1 if it lays every card |
+| 4..7 | draw | after taking the discard top and the best discard: score gain over now, words, longest word, 1 if it could go out |
+| 8 + 4f .. 11 + 4f | discard | for each face f in the hand: the best layout of the hand without one f: score, words, longest word, 1 if it goes out |
+
+Entries of the other phase, and of faces not in the hand, are 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from quiddler_env.core.cards import NUM_FACES
+from quiddler_env.core.config import QuiddlerConfig
+from quiddler_env.core.dictionary import load_dictionary
+from quiddler_env.core.solver import HandSolver, get_solver
+from quiddler_env.envs.observation import observation_layout
+
+SCORE_SCALE = 50.0
+WORDS_SCALE = 5.0
+LONGEST_SCALE = 10.0
+FEATURE_BOUND = 20.0
+"""Every feature lies in [-FEATURE_BOUND, FEATURE_BOUND] (a layout scores at most a few hundred points)."""
+
+
+@dataclass(frozen=True)
+class FeatureSet:
+    """A named observation feature function and its size."""
+
+    name: str
+    size: int
+    compute: Callable[[np.ndarray, int, HandSolver], np.ndarray]
+    summary: str
+
+
+def _solver_v1(observation: np.ndarray, num_players: int, solver: HandSolver) -> np.ndarray:
+    out = np.zeros(8 + 4 * NUM_FACES, dtype=np.float32)
+    v = observation_layout(num_players).view(np.asarray(observation))
+    hand = [int(c) for c in np.rint(v["hand"])]
+    if sum(hand) == 0:
+        return out
+    if v["phase"][0] > 0.5:  # draw
+        now = solver.best_layout(hand, counts=True)
+        out[0:4] = (now.score / SCORE_SCALE, now.n_words / WORDS_SCALE, now.longest / LONGEST_SCALE, not now.unused)
+        top = np.flatnonzero(v["discard_top"] > 0.5)
+        if top.size:
+            taken = list(hand)
+            taken[int(top[0])] += 1
+            options = solver.discard_options(taken)
+            best = max(options, key=lambda o: (o.score, o.n_words, o.longest))
+            out[4:8] = (
+                (best.score - now.score) / SCORE_SCALE,
+                best.n_words / WORDS_SCALE,
+                best.longest / LONGEST_SCALE,
+                any(o.goes_out for o in options),
+            )
+    elif v["phase"][1] > 0.5 and sum(hand) > 1:  # discard
+        for o in solver.discard_options(hand):
+            base = 8 + 4 * o.face
+            out[base : base + 4] = (
+                o.score / SCORE_SCALE,
+                o.n_words / WORDS_SCALE,
+                o.longest / LONGEST_SCALE,
+                o.goes_out,
+            )
+    return np.clip(out, -FEATURE_BOUND, FEATURE_BOUND)
+
+
+FEATURE_SETS: dict[str, FeatureSet] = {
+    "solver_v1": FeatureSet(
+        "solver_v1", 8 + 4 * NUM_FACES, _solver_v1, "best layout now / after taking the discard / after each discard"
+    ),
+}
+
+
+def feature_set(name: str) -> FeatureSet:
+    """The feature set called `name` (ValueError naming the known ones)."""
+    try:
+        return FEATURE_SETS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown observation feature set {name!r}; known: {', '.join(FEATURE_SETS)}") from None
+
+
+class ObservationFeatures:
+    """Appends a feature set to observation vectors of one table size and rule set."""
+
+    def __init__(self, name: str, config: QuiddlerConfig) -> None:
+        self.features = feature_set(name)
+        self.config = config
+        self.num_players = config.num_players
+        self.base_size = observation_layout(self.num_players).size
+        self._solver: HandSolver | None = None
+
+    @property
+    def size(self) -> int:
+        return self.base_size + self.features.size
+
+    @property
+    def solver(self) -> HandSolver:
+        if self._solver is None:
+            self._solver = get_solver(load_dictionary(self.config.dictionary), self.config.min_word_cards)
+        return self._solver
+
+    def __call__(self, observation: np.ndarray) -> np.ndarray:
+        """The observation with the features appended (float32)."""
+        obs = np.asarray(observation, dtype=np.float32).reshape(-1)
+        if obs.shape[0] != self.base_size:
+            raise ValueError(
+                f"observation has {obs.shape[0]} entries; a {self.num_players}-player table has {self.base_size}"
+            )
+        return np.concatenate([obs, self.features.compute(obs, self.num_players, self.solver)])

@@ -1,0 +1,189 @@
+"""Observation features, the layout shaping of the training env, and the imitation warm start."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from agents import make
+from agents.features import FEATURE_SETS, ObservationFeatures, feature_set
+from agents.policy import PolicyLoadError, load_policy, save_policy_bundle
+from agents.training.config import RunConfig
+from agents.training.opponents import TrainingEnv
+from agents.training.pretrain import behaviour_clone, collect_demonstrations
+from quiddler_env.core.config import QuiddlerConfig
+from quiddler_env.core.dictionary import load_dictionary
+from quiddler_env.core.game import Phase
+from quiddler_env.core.solver import get_solver
+from quiddler_env.envs.observation import observation_layout
+
+RULES = QuiddlerConfig(num_players=2)
+BASE = observation_layout(2).size
+
+
+def _play(env, seed, choose):
+    """Play one episode; `choose(obs, mask)` picks the learner's moves. Returns (observations, rewards, infos)."""
+    obs, _ = env.reset(seed=seed)
+    seen, rewards, infos = [obs], [], []
+    done = False
+    while not done:
+        obs, reward, terminated, truncated, info = env.step(choose(obs, env.action_masks()))
+        seen.append(obs)
+        rewards.append(reward)
+        infos.append(info)
+        done = terminated or truncated
+    return seen, rewards, infos
+
+
+def test_solver_features_say_what_the_solver_says():
+    solver = get_solver(load_dictionary("enable"), 2)
+    env = TrainingEnv(RULES, opponents=make("greedy", config=RULES), features="solver_v1", learner_seat=0)
+    assert env.observation_space.shape == (BASE + 132,)
+    rng = np.random.default_rng(0)
+    checked = {"draw": 0, "discard": 0}
+    obs, _ = env.reset(seed=1)
+    for _ in range(60):
+        assert env.observation_space.contains(obs)
+        f = obs[BASE:]
+        hand = list(env.game.hands[env.seat])
+        if env.game.phase == Phase.DRAW:
+            now = solver.best_layout(hand, counts=True)
+            assert f[0] == pytest.approx(now.score / 50) and f[1] == pytest.approx(now.n_words / 5)
+            top = env.game.discard_pile[-1]
+            taken = list(hand)
+            taken[top] += 1
+            best = max(o.score for o in solver.discard_options(taken))
+            assert f[4] == pytest.approx((best - now.score) / 50)
+            assert not f[8:].any()
+            checked["draw"] += 1
+        else:
+            options = {o.face: o for o in solver.discard_options(hand)}
+            for face in range(31):
+                block = f[8 + 4 * face : 12 + 4 * face]
+                if face in options:
+                    o = options[face]
+                    assert block == pytest.approx([o.score / 50, o.n_words / 5, o.longest / 10, float(o.goes_out)])
+                else:
+                    assert not block.any()
+            assert not f[:8].any()
+            checked["discard"] += 1
+        obs, _, terminated, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+        if terminated:
+            obs, _ = env.reset(seed=2)
+    assert min(checked.values()) > 10
+
+
+def test_feature_greedy_is_what_the_features_make_easy():
+    # Taking the discard when it gains, and the discard with the best score left, is the greedy bot's play.
+    env = TrainingEnv(RULES, opponents=make("random", config=RULES), features="solver_v1", learner_seat="random")
+
+    def feature_greedy(obs, mask):
+        f = obs[BASE:]
+        if mask[0]:
+            return 1 if mask[1] and f[4] > 0 else 0
+        legal = np.flatnonzero(mask)
+        pool = [a for a in legal if a >= 33] or list(legal)
+        return int(max(pool, key=lambda a: f[8 + 4 * ((a - 33) if a >= 33 else (a - 2))]))
+
+    margins = []
+    for seed in range(6):
+        _, _, infos = _play(env, seed, feature_greedy)
+        totals = [r["total"] for r in infos[-1]["round_result"]]
+        margins.append(totals[infos[-1]["seat"]] - totals[1 - infos[-1]["seat"]])
+    assert np.mean(margins) > 40  # greedy play beats random by far
+
+
+def test_feature_set_errors():
+    assert set(FEATURE_SETS) == {"solver_v1"}
+    with pytest.raises(ValueError, match="unknown observation feature set 'magic'"):
+        feature_set("magic")
+    features = ObservationFeatures("solver_v1", RULES)
+    with pytest.raises(ValueError, match="has 5 entries"):
+        features(np.zeros(5, dtype=np.float32))
+    with pytest.raises(ValueError, match="layout_shaping"):
+        TrainingEnv(RULES, layout_shaping=-1.0)
+
+
+def test_policy_bundle_with_features_loads_safely_and_plays(tmp_path):
+    from sb3_contrib import MaskablePPO
+
+    env = TrainingEnv(RULES, features="solver_v1")
+    model = MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=16, policy_kwargs={"net_arch": [16]}, seed=0)
+    save_policy_bundle(model, tmp_path / "b", {"config": RULES.to_dict(), "observation_features": "solver_v1"})
+    agent = load_policy(tmp_path / "b", num_players=2)
+    assert agent.features == "solver_v1" and agent.observation_size == BASE + 132
+    rng_env = TrainingEnv(RULES, learner_seat=0)
+    obs, _ = rng_env.reset(seed=0)
+    for _ in range(20):
+        mask = rng_env.action_masks().astype(np.int8)
+        action = agent.act(obs, mask)
+        assert mask[action]
+        obs, _, terminated, _, _ = rng_env.step(action)
+        assert not terminated
+    # The features are part of the network's input: without them the sizes do not fit.
+    desc = json.loads((tmp_path / "b" / "policy.json").read_text())
+    desc["observation_features"] = None
+    (tmp_path / "b" / "policy.json").write_text(json.dumps(desc))
+    with pytest.raises(PolicyLoadError, match="size"):
+        load_policy(tmp_path / "b", num_players=2)
+    desc["observation_features"] = "magic"
+    (tmp_path / "b" / "policy.json").write_text(json.dumps(desc))
+    with pytest.raises(PolicyLoadError, match="unknown observation feature set 'magic'"):
+        load_policy(tmp_path / "b", num_players=2)
+
+
+def test_layout_shaping_only_moves_credit_within_each_round():
+    """Per round the shaping adds up to minus the potential of the learner's first decision: no action changes it."""
+    scale = 0.01
+    plain = TrainingEnv(RULES, opponents=make("greedy", config=RULES), learner_seat=1, reward_mode="relative")
+    shaped = TrainingEnv(
+        RULES, opponents=make("greedy", config=RULES), learner_seat=1, reward_mode="relative", layout_shaping=2.0
+    )
+    for seed in (0, 1):
+        rng = np.random.default_rng(seed)
+        moves = []
+
+        def pick(obs, mask, rng=rng, moves=moves):
+            moves.append(int(rng.choice(np.flatnonzero(mask))))
+            return moves[-1]
+
+        _, plain_rewards, _ = _play(plain, seed, pick)
+        replay = iter(moves)
+        firsts = [None]
+        shaped_rewards = []
+        shaped.reset(seed=seed)
+        firsts[0] = shaped.layout_potential()
+        done = False
+        while not done:
+            _, reward, terminated, truncated, info = shaped.step(next(replay))
+            shaped_rewards.append(reward)
+            done = terminated or truncated
+            if "round_result" in info and not done:
+                firsts.append(shaped.layout_potential())
+        extra = np.asarray(shaped_rewards) - np.asarray(plain_rewards)
+        assert np.abs(extra).max() > 0  # the shaping does pay out along the way
+        assert extra.sum() == pytest.approx(-2.0 * scale * sum(firsts), abs=1e-6)
+
+
+def test_imitation_warm_start_copies_the_teacher():
+    from sb3_contrib import MaskablePPO
+
+    cfg = RunConfig.from_mapping(
+        {
+            "opponents": ["random"],
+            "algo": {"observation_features": "solver_v1", "net_arch": [64]},
+            "pretrain": {"teacher": "greedy", "games": 30, "epochs": 15, "batch_size": 64},
+        }
+    )
+    data = collect_demonstrations(cfg, 30, seed=0)
+    n = len(data.actions)
+    assert data.observations.shape == (n, BASE + 132) and data.masks.shape == (n, 64)
+    assert data.masks[np.arange(n), data.actions].all()  # the teacher's moves are legal
+    again = collect_demonstrations(cfg, 30, seed=0)
+    assert np.array_equal(again.actions, data.actions) and np.array_equal(again.returns, data.returns)
+    env = TrainingEnv(cfg.game_config(), features="solver_v1")
+    model = MaskablePPO("MlpPolicy", env, policy_kwargs={"net_arch": [64]}, seed=0)
+    figures = behaviour_clone(model, data, cfg, seed=0)
+    assert figures["decisions"] == n and figures["held_out_accuracy"] > 0.7
