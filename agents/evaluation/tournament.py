@@ -246,7 +246,12 @@ def policy_table_size(specs: Sequence[str]) -> int | None:
             name, path, _ = parse_spec(spec)
             if name != "policy":
                 continue
-            tables.add(sizes.get(read_description(path)["observation_size"]))
+            desc = read_description(path)
+            # The rules the bundle was trained under name its table; the observation size is the fallback
+            # (it is larger than the env's when the policy appends observation features).
+            trained = desc.get("config") if isinstance(desc.get("config"), dict) else {}
+            n = trained.get("num_players")
+            tables.add(n if isinstance(n, int) and not isinstance(n, bool) else sizes.get(desc["observation_size"]))
         except ValueError:
             return None
     return tables.pop() if len(tables) == 1 and None not in tables else None
