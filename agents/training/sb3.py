@@ -462,8 +462,10 @@ class RunCallback(BaseCallback):
         if self.cfg.train.progress_bar and not self.quiet:
             from tqdm import tqdm
 
+            # Training stops at the first whole rollout past total_timesteps.
+            rollout = self.cfg.algo.n_steps * self.training_env.num_envs
             self.bar = tqdm(
-                total=self.cfg.train.total_timesteps,
+                total=-(-self.cfg.train.total_timesteps // rollout) * rollout,
                 initial=self.model.num_timesteps,
                 unit="step",
                 unit_scale=True,
