@@ -148,7 +148,15 @@ def save_policy_bundle(model: Any, path: str | os.PathLike, description: Mapping
 
 
 def read_description(path: str | os.PathLike) -> dict[str, Any]:
-    """Read and check a bundle's `policy.json` (errors name the file)."""
+    """Read and check a bundle's `policy.json` (errors name the file).
+
+    An RLlib export's description (`"framework": "rllib"`) is checked by `agents.rllib_policy`
+    instead; it has `observation_size`, `action_size` and `config` too, but no SB3 fields.
+    """
+    from .rllib_policy import is_rllib_export, read_rllib_description
+
+    if is_rllib_export(path):
+        return read_rllib_description(path)
     file = _bundle_dir(path) / DESCRIPTION_FILE
     try:
         desc = json.loads(file.read_text())

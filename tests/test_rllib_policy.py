@@ -189,3 +189,13 @@ def test_missing_folder_and_missing_weights(tmp_path):
     (tmp_path / "pol" / "policy.pt").unlink()
     with pytest.raises(PolicyLoadError, match="policy.pt"):
         load_policy(tmp_path / "pol")
+
+
+def test_read_description_and_evaluate_table_size_understand_exports(tmp_path):
+    from agents.evaluation.tournament import policy_table_size
+    from agents.policy import read_description
+
+    _export(tmp_path / "pol", num_players=3)
+    desc = read_description(tmp_path / "pol")
+    assert desc["framework"] == "rllib" and desc["observation_size"] == observation_layout(3).size
+    assert policy_table_size([f"policy:{tmp_path / 'pol'}", "greedy", "random", "random"]) == 3

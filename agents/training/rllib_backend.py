@@ -85,7 +85,6 @@ def init_ray(cfg: RunConfig, *, quiet: bool = False) -> bool:
         asked = rl["num_env_runners"] * rl["num_cpus_per_env_runner"] + rl["num_learners"] * rl["num_cpus_per_learner"]
         ray.init(
             num_cpus=rc["num_cpus"] or max(1, asked),
-            num_gpus=rl["num_learners"] * rl["num_gpus_per_learner"] if rl["num_gpus_per_learner"] else None,
             object_store_memory=rc["object_store_memory_mb"] * 2**20,
             **common,
         )
@@ -420,6 +419,10 @@ def train_rllib(cfg: RunConfig, run_dir: Path, *, resume: bool, quiet: bool = Fa
         state = json.loads((checkpoint / STATE_FILE).read_text())
     start_step = int(state.get("num_timesteps", 0))
     best = {"step": state.get("best_step"), "score": state.get("best_score")}
+    if resume and _export_step(run_dir / "best") != best["step"]:
+        # best/ came from an evaluation after the checkpoint, which this session replays: forget it.
+        shutil.rmtree(run_dir / "best", ignore_errors=True)
+        best = {"step": None, "score": None}
 
     started = init_ray(cfg, quiet=quiet)
     algo = None
@@ -533,6 +536,14 @@ def train_rllib(cfg: RunConfig, run_dir: Path, *, resume: bool, quiet: bool = Fa
             algo.stop()
         if started:
             ray.shutdown()
+
+
+def _export_step(folder: Path) -> int | None:
+    """The training step an exported policy folder was written at (None if there is none)."""
+    try:
+        return int(json.loads((folder / "policy.json").read_text())["step"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _state(step: int, result: Mapping[str, Any] | None, best: Mapping[str, Any]) -> dict[str, Any]:
