@@ -66,7 +66,7 @@ def measure(runners: int, envs: int, iterations: int, overrides: list[str]) -> s
     torch.set_num_threads(cfg.train.torch_threads)
     plan = check_rllib_run(cfg)
     rb.init_ray(cfg, quiet=True)
-    algo = rb.build_algorithm(cfg, plan, Path("/tmp"), cfg.seed)
+    algo = rb.build_algorithm(cfg, plan, cfg.seed)
     try:
         algo.train()  # warm-up: solver caches, the first episodes
         rates, loads, steps, game_seconds = [], [], 0, 0.0

@@ -48,11 +48,13 @@ from typing import Any
 import numpy as np
 import ray  # at the top: without Ray, agents.training reports "backend rllib is not available" cleanly
 import torch
+from ray.rllib.callbacks.callbacks import RLlibCallback
 
 from agents.rllib_policy import write_rllib_export
 from quiddler_env.core.actions import NUM_ACTIONS
 from quiddler_env.envs.observation import observation_layout
 
+from . import rllib_env
 from .config import RunConfig
 from .rllib_config import RLlibPlan, check_rllib_run
 from .runfiles import CsvTable, plot_learning_curve, write_json_atomic
@@ -61,7 +63,7 @@ CHECKPOINT_DIR = "checkpoints"
 STATE_FILE = "state.json"
 ALGORITHM_DIR = "algorithm"
 POLICY_DIR = "policy"
-LEARNER = "learner"
+LEARNER = rllib_env.LEARNER
 ENV_SECONDS = "quiddler_env_seconds"
 
 
@@ -91,19 +93,12 @@ def init_ray(cfg: RunConfig, *, quiet: bool = False) -> bool:
     return True
 
 
-def _callbacks_class():
-    from ray.rllib.callbacks.callbacks import RLlibCallback
+class QuiddlerCallbacks(RLlibCallback):
+    """Reports the seconds each env runner spent inside the game (the rest of sampling is RLlib's)."""
 
-    from . import rllib_env
-
-    class QuiddlerCallbacks(RLlibCallback):
-        """Reports the seconds each env runner spent inside the game (the rest of sampling is RLlib's)."""
-
-        def on_sample_end(self, *, metrics_logger=None, **kwargs: Any) -> None:
-            if metrics_logger is not None:
-                metrics_logger.log_value(ENV_SECONDS, rllib_env.take_env_seconds(), reduce="sum")
-
-    return QuiddlerCallbacks
+    def on_sample_end(self, *, metrics_logger=None, **kwargs: Any) -> None:
+        if metrics_logger is not None:
+            metrics_logger.log_value(ENV_SECONDS, rllib_env.take_env_seconds(), reduce="sum")
 
 
 def module_spec(cfg: RunConfig, plan: RLlibPlan):
@@ -124,18 +119,16 @@ def module_spec(cfg: RunConfig, plan: RLlibPlan):
     )
 
 
-def build_algorithm(cfg: RunConfig, plan: RLlibPlan, run_dir: Path, seed: int):
+def build_algorithm(cfg: RunConfig, plan: RLlibPlan, seed: int):
     """RLlib's PPO for the run (not yet restored from a checkpoint)."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
-
-    from .rllib_env import QuiddlerMultiAgentEnv, policy_mapping_fn
 
     rl = cfg.rllib
     config = (
         PPOConfig()
         # RLlib's env check steps random unmasked actions, which this masked env rejects as illegal.
-        .environment(QuiddlerMultiAgentEnv, env_config=plan.env_config, disable_env_checking=True)
+        .environment(rllib_env.QuiddlerMultiAgentEnv, env_config=plan.env_config, disable_env_checking=True)
         .env_runners(
             num_env_runners=rl["num_env_runners"],
             num_envs_per_env_runner=rl["num_envs_per_env_runner"],
@@ -148,7 +141,7 @@ def build_algorithm(cfg: RunConfig, plan: RLlibPlan, run_dir: Path, seed: int):
             num_cpus_per_learner=rl["num_cpus_per_learner"],
             num_gpus_per_learner=rl["num_gpus_per_learner"],
         )
-        .multi_agent(policies={LEARNER}, policy_mapping_fn=policy_mapping_fn, policies_to_train=[LEARNER])
+        .multi_agent(policies={LEARNER}, policy_mapping_fn=rllib_env.policy_mapping_fn, policies_to_train=[LEARNER])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={LEARNER: module_spec(cfg, plan)}))
         .training(
             train_batch_size_per_learner=max(1, plan.train_batch_size // max(1, rl["num_learners"])),
@@ -163,7 +156,7 @@ def build_algorithm(cfg: RunConfig, plan: RLlibPlan, run_dir: Path, seed: int):
             grad_clip=plan.grad_clip,
             grad_clip_by="global_norm",
         )
-        .callbacks(_callbacks_class())
+        .callbacks(QuiddlerCallbacks)
         .debugging(seed=seed)
     )
     algo = config.build_algo()
@@ -236,9 +229,7 @@ def _check_export_matches_module(cfg: RunConfig, plan: RLlibPlan, weights: Mappi
 
     from agents.rllib_policy import actor_network
 
-    from .rllib_env import QuiddlerMultiAgentEnv
-
-    env = QuiddlerMultiAgentEnv(plan.env_config)
+    env = rllib_env.QuiddlerMultiAgentEnv(plan.env_config)
     first = env.possible_agents[0]
     spec = module_spec(cfg, plan)
     spec.observation_space = env.observation_spaces[first]
@@ -427,7 +418,7 @@ def train_rllib(cfg: RunConfig, run_dir: Path, *, resume: bool, quiet: bool = Fa
     started = init_ray(cfg, quiet=quiet)
     algo = None
     try:
-        algo = build_algorithm(cfg, plan, run_dir, session_seed(cfg.seed, start_step))
+        algo = build_algorithm(cfg, plan, session_seed(cfg.seed, start_step))
         if checkpoint is not None:
             algo.restore_from_path(str((checkpoint / ALGORITHM_DIR).resolve()))
         from torch.utils.tensorboard import SummaryWriter
