@@ -188,6 +188,11 @@ def test_killed_run_resumes_to_the_requested_total(tmp_path):
     assert more.returncode == 0, more.stderr[-3000:]
     assert _steps(run / "train.csv") == list(range(256, 4609, 256))
     assert json.loads((run / "policy.json").read_text())["num_timesteps"] == 4608
+    # Resuming a finished run trains nothing and leaves the step count where it is.
+    again = _train("--resume", str(run), "--quiet")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert _steps(run / "train.csv") == list(range(256, 4609, 256))
+    assert json.loads((run / "summary.json").read_text())["num_timesteps"] == 4608
 
 
 def test_same_seed_same_model(tmp_path):
