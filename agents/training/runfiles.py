@@ -186,7 +186,7 @@ def plot_learning_curve(rows: Sequence[Mapping[str, Any]], path: str | os.PathLi
         color = f"C{i}"
         ax_win.plot(steps, [p[1] for p in points], marker="o", ms=3, color=color, label=f"vs {opponent}")
         ax_score.plot(steps, [p[2] for p in points], marker="o", ms=3, color=color, label=f"learner vs {opponent}")
-        ax_score.plot(steps, [p[3] for p in points], ls="--", color=color, label=f"{opponent}")
+        ax_score.plot(steps, [p[3] for p in points], ls="--", color=color, label=f"{opponent} (opponent)")
     ax_win.set_ylabel("win rate")
     ax_win.set_ylim(-0.02, 1.02)
     ax_win.axhline(0.5, color="grey", lw=0.8, ls=":")
