@@ -1,8 +1,10 @@
 """The `sb3` backend: MaskablePPO (sb3-contrib) on `Quiddler-v0` with bot opponents and a self-play league.
 
-`train_sb3(cfg, run_dir, resume=..., command=...)` runs one training run into a run
+`train_sb3(cfg, run_dir, resume=..., quiet=...)` runs one training run into a run
 folder (its files: `agents.training.runfiles`). The pieces:
 
+- Imitation warm start (`pretrain`, `agents.training.pretrain`): before the first
+  step of a new run, the network copies a teacher bot.
 - Vector env: `n_envs` `TrainingEnv`s (opponents drawn per episode from the
   configured mixture and the league pool) in a `SubprocVecEnv` (or `DummyVecEnv`
   for one env), under `VecMonitor` and a timer that measures the time the learner
