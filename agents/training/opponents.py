@@ -131,7 +131,8 @@ class TrainingEnv(QuiddlerEnv):
 
     `features` names a feature set of `agents.features` appended to every
     observation (the policy bundle records it, so `PolicyAgent` appends the same).
-    At the end of an episode `info["opponent_policies"]` names the policy that
+    `layout_shaping` > 0 adds potential-based shaping on the learner's best keepable
+    layout (`layout_potential`), cashed out at every round end. At the end of an episode `info["opponent_policies"]` names the policy that
     played each opponent seat (relative seat order), for per-opponent statistics.
     """
 
