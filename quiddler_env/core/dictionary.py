@@ -32,7 +32,7 @@ from .cards import COUNTS, FACE_INDEX, FACES, LETTERS, NUM_FACES, POINTS
 
 MAX_WORD_CARDS = 12
 """Longest word (in cards) the index holds: the largest hand the config allows."""
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2  # 2: int32 edge offsets
 _WORD_RE = re.compile(r"[a-z]{2,}")
 _COMBOS = {face.lower(): FACE_INDEX[face] for face in FACES if len(face) == 2}
 
@@ -204,7 +204,7 @@ class Dictionary:
         self.term_points = np.asarray(points, dtype=np.int32)
         self.term_letters = np.asarray(letters, dtype=np.int32)
         self.term_cards = np.asarray(cards, dtype=np.int32)
-        self._spell_offsets = np.concatenate([[0], np.cumsum([len(x) for x in spelled])]).astype(np.int64)
+        self._spell_offsets = np.concatenate([[0], np.cumsum([len(x) for x in spelled])]).astype(np.int32)
         self._spell_blob = b"".join(spelled)
 
     # -- cache --------------------------------------------------------------------
@@ -281,7 +281,7 @@ def _trie_arrays(prefix_map: dict[int, int]) -> tuple[np.ndarray, ...]:
     edge_label = labels[edge_order]
     edge_child = (edge_order + 1).astype(np.int32)
     counts = np.bincount(parents, minlength=n_nodes)
-    edge_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    edge_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)  # 643k nodes: int32 halves the array
     node_term = np.full(n_nodes, -1, dtype=np.int32)
     node_term[1:] = values
     return edge_start, edge_label, edge_child, node_term
