@@ -1,11 +1,11 @@
 """The exact hand solver: best layouts and going out.
 
-A hand is a multiset of faces. For one hand, the compiled kernel in
-`solver_kernel` lists every word multiset the hand contains (walking the
-dictionary trie along the hand's sub-multisets) and fills a table over all of the
-hand's sub-multisets with their best layout and whether they can be laid out
-completely. One table answers the go-out mask, the best layout of each possible
-discard and the best layout of the hand.
+A hand is a multiset of faces. For one hand, the compiled kernels in
+`solver_kernel` list every word multiset the hand contains (walking the
+dictionary trie along the hand's sub-multisets) and search its layouts
+depth-first with a memo: for the go-out mask (can `hand - f` be laid out
+completely), for the best layout of the hand, and for the best layout left by
+each possible discard.
 
 Best = highest score (points used minus points unused), then more words, then the
 longer longest word (letters); remaining ties go to the first layout found in the
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cards import FACES, POINTS, hand_counts
-from .dictionary import KEY_ORDER, KEY_RANK, MAX_WORD_CARDS, Dictionary, load_dictionary
-from .solver_kernel import MAX_FIELDS, best_layout_hand, go_out_face_bits, solve_table
+from .dictionary import KEY_ORDER, MAX_WORD_CARDS, Dictionary, load_dictionary
+from .solver_kernel import MAX_FIELDS, best_layout_hand, discard_table, go_out_face_bits
 
 _MEMO_LIMIT = 200_000
 _KEY_ORDER = np.asarray(KEY_ORDER, dtype=np.int64)
@@ -77,30 +77,6 @@ class HandSolver:
         self._spelling_memo: dict[int, tuple[str, tuple[str, ...]]] = {}
         self._go_out_memo: dict[bytes, int] = {}
         self._discard_memo: dict[bytes, tuple[DiscardOption, ...]] = {}
-
-    def _fields(self, counts: Sequence[int]):
-        faces = [f for f in KEY_ORDER if counts[f]]
-        if len(faces) > MAX_FIELDS or sum(counts) > MAX_WORD_CARDS + 1:
-            raise ValueError(f"hands of more than {MAX_WORD_CARDS + 1} cards are not supported")
-        labels = np.array([KEY_RANK[f] + 1 for f in faces], dtype=np.int64)
-        field_counts = np.array([counts[f] for f in faces], dtype=np.int64)
-        return faces, labels, field_counts
-
-    def _table(self, counts: Sequence[int]):
-        """Fields of the hand and its solved table (see `solver_kernel.solve_table`)."""
-        faces, labels, field_counts = self._fields(counts)
-        field_points = np.array([POINTS[f] for f in faces], dtype=np.int32)
-        table = solve_table(
-            labels,
-            field_counts,
-            self.min_cards,
-            *self._trie,
-            self._term_points,
-            self._term_letters,
-            self._term_cards,
-            field_points,
-        )
-        return faces, field_counts, table
 
     def _go_out_bits(self, counts: Sequence[int]) -> int:
         """Bit f: `hand - f` can be laid out; bit 31: the whole hand can."""
@@ -181,29 +157,35 @@ class HandSolver:
     def discard_options(self, counts: Sequence[int]) -> tuple[DiscardOption, ...]:
         """For a hand after drawing: for each face f in it, the best layout of `hand - f`.
 
-        One table answers all of them (what a bot weighs when it picks a discard).
+        One search with a shared memo answers all of them (what a bot weighs when it picks a discard).
         """
         key = bytes(counts)
         options = self._discard_memo.get(key)
         if options is None:
             if len(self._discard_memo) >= _MEMO_LIMIT:
                 self._discard_memo.clear()
-            faces, field_counts, table = self._table(counts)
-            full = table[0] - 1
-            strides, best_used, best_words, best_long, cover = table[1], table[4], table[5], table[6], table[7]
-            total = sum(POINTS[f] * int(c) for f, c in zip(faces, field_counts, strict=True))
+            if sum(counts) > MAX_WORD_CARDS + 1 or sum(1 for c in counts if c) > MAX_FIELDS:
+                raise ValueError(f"hands of more than {MAX_WORD_CARDS + 1} cards are not supported")
+            faces, used, words, longest, cover = discard_table(
+                np.asarray(counts, dtype=np.int64),
+                _KEY_ORDER,
+                self.min_cards,
+                *self._trie,
+                self._term_points,
+                self._term_letters,
+                self._term_cards,
+            )
+            total = sum(POINTS[f] * c for f, c in enumerate(counts))
             out = []
-            for j, f in enumerate(faces):
-                s = full - strides[j]
-                used = int(best_used[s])
+            for j, f in enumerate(faces.tolist()):
                 rest_total = total - POINTS[f]
                 out.append(
                     DiscardOption(
                         face=f,
-                        score=2 * used - rest_total,
-                        n_words=int(best_words[s]),
-                        longest=int(best_long[s]),
-                        goes_out=bool(cover[s]) and rest_total > 0,
+                        score=2 * int(used[j]) - rest_total,
+                        n_words=int(words[j]),
+                        longest=int(longest[j]),
+                        goes_out=bool(cover[j]) and rest_total > 0,
                     )
                 )
             options = self._discard_memo[key] = tuple(sorted(out, key=lambda o: o.face))

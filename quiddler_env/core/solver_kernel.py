@@ -1,20 +1,20 @@
 """The compiled heart of the hand solver (numba), one call per hand.
 
 Inputs describe a hand as *fields*: its distinct faces in the index's key order,
-each with its rank label (rank + 1, as in the index codes) and count. The kernel
+each with its rank label (rank + 1, as in the index codes) and count. A state is
+a sub-multiset of the hand, indexed in mixed radix. The kernels
 
-1. walks the dictionary trie (CSR arrays) along the hand's sub-multisets, in key
-   order, to list every word multiset the hand contains;
-2. fills a table over *all* sub-multisets of the hand, bottom-up in mixed-radix
-   order (a sub-multiset's index is always smaller than its superset's):
-   - best[s]  = (points used, words, longest word) of the best layout of s,
-   - cover[s] = every card of s can be laid in words.
-   The lowest remaining field is either left unused or starts a word whose lowest
-   field it is, so each layout is built once.
+1. walk the dictionary trie (CSR arrays) along the hand's sub-multisets, in key
+   order, to list every word multiset the hand contains (`hand_words`);
+2. search layouts depth-first with a memo over states: the lowest remaining card
+   is either left unused or starts a word whose lowest card it is, so each layout
+   is built once. `_cover` asks "can every card be laid" and stops at the first
+   complete layout (the go-out mask); `_best` finds the best layout (points used,
+   then words, then longest word).
 
-One table answers every question the engine asks of a hand after drawing: the
-go-out mask (cover[full - one card of f]), the best layout of each discard
-(best[full - f]) and the best layout of the whole hand.
+`go_out_face_bits` answers the engine's per-step question for a hand after
+drawing, `best_layout_hand` the round-end layout, `discard_table` the best layout
+left by each discard (for the bots).
 
 A word's fit in a state is one subtraction on a packed form (5 bits per field:
 4 for the count, 1 guard that a borrow clears), so hands have at most 12 fields.
@@ -349,93 +349,6 @@ def best_layout_path(
 
 
 @njit(cache=True, nogil=True)
-def solve_table(
-    labels,
-    counts,
-    min_cards,
-    edge_start,
-    edge_label,
-    edge_child,
-    node_term,
-    term_points,
-    term_letters,
-    term_cards,
-    field_points,
-):
-    """Fill the layout table of one hand. See the module docstring.
-
-    Returns (n_states, strides, word_term, word_idx, best_used, best_words, best_long,
-    cover, choice, nxt): choice[s] is the word (index into word_term) laid with the
-    lowest card of s in the best layout, or -1 if that card is unused; nxt[s] the state left.
-    """
-    m = labels.shape[0]
-    strides = _strides(counts)
-    n_states = strides[m]
-    word_term, word_idx, word_packed, word_low = hand_words(
-        labels, counts, strides, min_cards, edge_start, edge_label, edge_child, node_term, term_cards
-    )
-    low_start, order, guard = _group_by_low(word_low, m)
-
-    # -- 2. the table over every sub-multiset ------------------------------------
-    best_used = np.zeros(n_states, np.int32)
-    best_words = np.zeros(n_states, np.int32)
-    best_long = np.zeros(n_states, np.int32)
-    cover = np.zeros(n_states, np.bool_)
-    choice = np.full(n_states, -1, np.int32)
-    nxt = np.zeros(n_states, np.int64)
-    cover[0] = True
-    digits = np.zeros(m, np.int64)
-    packed = guard
-    for s in range(1, n_states):
-        # Odometer increment of the digits (and the packed form) from s-1 to s.
-        j = 0
-        while digits[j] == counts[j]:
-            packed -= digits[j] << (5 * j)
-            digits[j] = 0
-            j += 1
-        digits[j] += 1
-        packed += np.int64(1) << (5 * j)
-        low = 0
-        while digits[low] == 0:
-            low += 1
-        # Option 1: the lowest card stays unused.
-        r = s - strides[low]
-        used = best_used[r]
-        nw = best_words[r]
-        lg = best_long[r]
-        ch = -1
-        nx = r
-        cv = False
-        # Option 2: it starts a word.
-        for k in range(low_start[low], low_start[low + 1]):
-            w = order[k]
-            if ((packed - word_packed[w]) & guard) != guard:
-                continue
-            r = s - word_idx[w]
-            t = word_term[w]
-            if cover[r]:
-                cv = True
-            u2 = best_used[r] + term_points[t]
-            w2 = best_words[r] + 1
-            l2 = term_letters[t]
-            if best_long[r] > l2:
-                l2 = best_long[r]
-            if u2 > used or (u2 == used and (w2 > nw or (w2 == nw and l2 > lg))):
-                used = u2
-                nw = w2
-                lg = l2
-                ch = w
-                nx = r
-        best_used[s] = used
-        best_words[s] = nw
-        best_long[s] = lg
-        cover[s] = cv
-        choice[s] = ch
-        nxt[s] = nx
-    return n_states, strides, word_term, word_idx, best_used, best_words, best_long, cover, choice, nxt
-
-
-@njit(cache=True, nogil=True)
 def hand_fields(hand, key_order):
     """The fields of a hand given as 31 face counts: faces in key order, their labels and counts."""
     m = 0
@@ -485,3 +398,65 @@ def best_layout_hand(
     for k in range(unused.shape[0]):
         unused[k] = faces[unused[k]]
     return used, terms, unused
+
+
+@njit(cache=True, nogil=True)
+def discard_table(
+    hand, key_order, min_cards, edge_start, edge_label, edge_child, node_term, term_points, term_letters, term_cards
+):
+    """For a hand of 31 face counts after drawing: the best layout left by each discard.
+
+    The depth-first best-layout search runs from each `hand - one card of a face`,
+    sharing one memo. Returns (faces, points used, words, longest, can go out), one
+    entry per face in the hand (in key order).
+    """
+    faces, labels, counts = hand_fields(hand, key_order)
+    m = faces.shape[0]
+    strides = _strides(counts)
+    n_states = strides[m]
+    word_term, word_idx, word_packed, word_low = hand_words(
+        labels, counts, strides, min_cards, edge_start, edge_label, edge_child, node_term, term_cards
+    )
+    low_start, order, guard = _group_by_low(word_low, m)
+    best_used = np.zeros(n_states, np.int32)
+    best_words = np.zeros(n_states, np.int32)
+    best_long = np.zeros(n_states, np.int32)
+    choice = np.full(n_states, -1, np.int32)
+    nxt = np.zeros(n_states, np.int64)
+    seen = np.zeros(n_states, np.bool_)
+    memo = np.zeros(n_states, np.int8)
+    full = n_states - 1
+    packed = guard
+    for j in range(m):
+        packed += counts[j] << (5 * j)
+    used = np.zeros(m, np.int32)
+    words = np.zeros(m, np.int32)
+    longest = np.zeros(m, np.int32)
+    cover = np.zeros(m, np.bool_)
+    for j in range(m):
+        s = full - strides[j]
+        p = packed - (np.int64(1) << (5 * j))
+        _best(
+            s,
+            p,
+            guard,
+            strides,
+            low_start,
+            order,
+            word_packed,
+            word_idx,
+            word_term,
+            term_points,
+            term_letters,
+            best_used,
+            best_words,
+            best_long,
+            choice,
+            nxt,
+            seen,
+        )
+        used[j] = best_used[s]
+        words[j] = best_words[s]
+        longest[j] = best_long[s]
+        cover[j] = _cover(s, p, guard, low_start, order, word_packed, word_idx, memo)
+    return faces, used, words, longest, cover
