@@ -284,6 +284,43 @@ def _best(
 
 
 @njit(cache=True, nogil=True)
+def _search_state(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards):
+    """The words of a hand and empty memo arrays for `_best`, one slot per state."""
+    m = labels.shape[0]
+    strides = _strides(counts)
+    n_states = strides[m]
+    word_term, word_idx, word_packed, word_low = hand_words(
+        labels, counts, strides, min_cards, edge_start, edge_label, edge_child, node_term, term_cards
+    )
+    low_start, order, guard = _group_by_low(word_low, m)
+    packed = guard
+    for j in range(m):
+        packed += counts[j] << (5 * j)
+    best_used = np.zeros(n_states, np.int32)
+    best_words = np.zeros(n_states, np.int32)
+    best_long = np.zeros(n_states, np.int32)
+    choice = np.full(n_states, -1, np.int32)
+    nxt = np.zeros(n_states, np.int64)
+    seen = np.zeros(n_states, np.bool_)
+    return (
+        strides,
+        word_term,
+        word_idx,
+        word_packed,
+        low_start,
+        order,
+        guard,
+        packed,
+        best_used,
+        best_words,
+        best_long,
+        choice,
+        nxt,
+        seen,
+    )
+
+
+@njit(cache=True, nogil=True)
 def best_layout_path(
     labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_points, term_letters, term_cards
 ):
@@ -292,22 +329,23 @@ def best_layout_path(
     Returns (used points, terms of the words laid, fields of the unused cards).
     """
     m = labels.shape[0]
-    strides = _strides(counts)
-    n_states = strides[m]
-    word_term, word_idx, word_packed, word_low = hand_words(
-        labels, counts, strides, min_cards, edge_start, edge_label, edge_child, node_term, term_cards
-    )
-    low_start, order, guard = _group_by_low(word_low, m)
-    best_used = np.zeros(n_states, np.int32)
-    best_words = np.zeros(n_states, np.int32)
-    best_long = np.zeros(n_states, np.int32)
-    choice = np.full(n_states, -1, np.int32)
-    nxt = np.zeros(n_states, np.int64)
-    seen = np.zeros(n_states, np.bool_)
-    full = n_states - 1
-    packed = guard
-    for j in range(m):
-        packed += counts[j] << (5 * j)
+    (
+        strides,
+        word_term,
+        word_idx,
+        word_packed,
+        low_start,
+        order,
+        guard,
+        packed,
+        best_used,
+        best_words,
+        best_long,
+        choice,
+        nxt,
+        seen,
+    ) = _search_state(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards)
+    full = strides[m] - 1
     _best(
         full,
         packed,
@@ -412,23 +450,24 @@ def discard_table(
     """
     faces, labels, counts = hand_fields(hand, key_order)
     m = faces.shape[0]
-    strides = _strides(counts)
-    n_states = strides[m]
-    word_term, word_idx, word_packed, word_low = hand_words(
-        labels, counts, strides, min_cards, edge_start, edge_label, edge_child, node_term, term_cards
-    )
-    low_start, order, guard = _group_by_low(word_low, m)
-    best_used = np.zeros(n_states, np.int32)
-    best_words = np.zeros(n_states, np.int32)
-    best_long = np.zeros(n_states, np.int32)
-    choice = np.full(n_states, -1, np.int32)
-    nxt = np.zeros(n_states, np.int64)
-    seen = np.zeros(n_states, np.bool_)
-    memo = np.zeros(n_states, np.int8)
-    full = n_states - 1
-    packed = guard
-    for j in range(m):
-        packed += counts[j] << (5 * j)
+    (
+        strides,
+        word_term,
+        word_idx,
+        word_packed,
+        low_start,
+        order,
+        guard,
+        packed,
+        best_used,
+        best_words,
+        best_long,
+        choice,
+        nxt,
+        seen,
+    ) = _search_state(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards)
+    full = strides[m] - 1
+    memo = np.zeros(full + 1, np.int8)
     used = np.zeros(m, np.int32)
     words = np.zeros(m, np.int32)
     longest = np.zeros(m, np.int32)
