@@ -1,0 +1,310 @@
+"""Files written whole: the one atomic writer, the one folder swap, the one YAML reader of the project.
+
+Everything the project writes (results, checkpoints, policy bundles, the dictionary
+cache, run folders) goes through here, so a kill at any moment leaves either the old
+file or folder or the complete new one, never a mix:
+
+- `write_atomic(path, data)` writes a file through a temporary file in the same folder,
+  fsynced, then `os.replace`d into place (`write_json` for JSON).
+- `staged_folder(final)` is a context manager yielding an empty temporary folder beside
+  `final`; when the block ends without an error the folder replaces `final` as a whole
+  (`replace_folder`), else it is deleted.
+- `replace_folder(tmp, final)` swaps two folders atomically where the kernel can
+  (Linux `renameat2(RENAME_EXCHANGE)`); elsewhere it moves the old folder aside first and
+  `recover_folder` puts it back if a kill came between the two renames.
+- `remove_stale_temporaries(folder)` deletes what killed writes left (the names all match
+  `.NAME.*.tmp` / `.NAME.*.old`); call it where a process starts to own a folder.
+- `FolderLock(folder)`: an exclusive `flock` on a hidden file beside a folder, so two
+  processes never write one folder; the kernel drops it when the holder dies (kill -9 too).
+- `read_yaml_mapping(path)` reads a YAML mapping with `safe_load`; `open_regular(path)`
+  opens only a regular file (a FIFO or a device at a cache path would block or mislead).
+
+Every error is an `OSError` or `ValueError` whose message names the path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+TMP_SUFFIX = ".tmp"
+OLD_SUFFIX = ".old"
+LOCK_SUFFIX = ".lock"
+
+
+# -- files --------------------------------------------------------------------------------------------
+
+
+def write_atomic(path: str | os.PathLike, data: bytes | str | Callable[[IO[bytes]], Any]) -> Path:
+    """Write `data` (bytes, text, or a function writing to a binary file object) to `path` atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            if callable(data):
+                data(fh)
+            else:
+                fh.write(data.encode() if isinstance(data, str) else data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_json(path: str | os.PathLike, data: Any) -> Path:
+    """`data` as indented, key-sorted JSON, written atomically."""
+    return write_atomic(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """The hex sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open_regular(path) as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def open_regular(path: str | os.PathLike) -> IO[bytes]:
+    """Open `path` for binary reading only if it is a regular file (never blocks on a FIFO)."""
+    path = Path(path)
+    # O_NONBLOCK: opening a FIFO with no writer would otherwise hang before fstat could refuse it.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, f"{path} is not a regular file")
+        if hasattr(os, "O_NONBLOCK"):
+            flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+            fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_text(path: str | os.PathLike) -> str:
+    """A regular file's text (UTF-8)."""
+    with open_regular(path) as fh:
+        return fh.read().decode("utf-8")
+
+
+# -- folders ------------------------------------------------------------------------------------------
+
+
+def _renameat2_exchange() -> Callable[[str, str], bool] | None:
+    """`renameat2(..., RENAME_EXCHANGE)` from libc, or None where the platform has none."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    at_fdcwd, rename_exchange = -100, 2
+
+    def exchange(a: str, b: str) -> bool:
+        if fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+            return True
+        err = ctypes.get_errno()
+        if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):  # kernel or filesystem without it
+            return False
+        raise OSError(err, os.strerror(err), b)
+
+    return exchange
+
+
+_EXCHANGE = _renameat2_exchange() if os.name == "posix" else None
+
+
+def _aside(final: Path) -> Path:
+    return final.parent / f".{final.name}{OLD_SUFFIX}"
+
+
+def replace_folder(tmp: str | os.PathLike, final: str | os.PathLike) -> Path:
+    """Put the complete folder `tmp` at `final`, replacing any folder there as a whole."""
+    tmp, final = Path(tmp), Path(final)
+    _fsync_dir(tmp)
+    if final.exists() and _EXCHANGE is not None and _EXCHANGE(str(tmp), str(final)):
+        shutil.rmtree(tmp, ignore_errors=True)  # tmp now holds the old folder
+    else:
+        old = _aside(final)
+        shutil.rmtree(old, ignore_errors=True)
+        if final.exists():
+            os.replace(final, old)  # a kill here leaves only `old`: recover_folder puts it back
+        os.replace(tmp, final)
+        shutil.rmtree(old, ignore_errors=True)
+    _fsync_dir(final.parent)
+    return final
+
+
+def recover_folder(final: str | os.PathLike) -> None:
+    """Undo a folder swap that a kill interrupted between its two renames (the old folder comes back)."""
+    final = Path(final)
+    old = _aside(final)
+    if old.is_dir():
+        if final.exists():
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(old, final)
+
+
+@contextlib.contextmanager
+def staged_folder(final: str | os.PathLike) -> Iterator[Path]:
+    """Yield an empty temporary folder beside `final`; on success it replaces `final` whole, on error it goes."""
+    final = Path(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    recover_folder(final)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=TMP_SUFFIX, dir=final.parent))
+    try:
+        yield tmp
+        replace_folder(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def is_temporary(name: str) -> bool:
+    """Whether a file or folder name is one of this module's temporaries (`.NAME.*.tmp`, `.NAME.old`)."""
+    return name.startswith(".") and (name.endswith(TMP_SUFFIX) or name.endswith(OLD_SUFFIX))
+
+
+def remove_stale_temporaries(folder: str | os.PathLike, recursive: bool = True) -> list[Path]:
+    """Delete the temporaries killed writes left in `folder` (after `recover_folder` on each swap); returns them.
+
+    Only for a folder this process owns (e.g. under its `FolderLock`): a live writer's
+    temporaries look the same.
+    """
+    folder = Path(folder)
+    removed: list[Path] = []
+    if not folder.is_dir():
+        return removed
+    for entry in sorted(folder.iterdir()):
+        if entry.name.endswith(OLD_SUFFIX) and entry.name.startswith("."):
+            recover_folder(entry.parent / entry.name[1 : -len(OLD_SUFFIX)])
+        if is_temporary(entry.name) and (entry.exists() or entry.is_symlink()):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+            removed.append(entry)
+        elif recursive and entry.is_dir() and not entry.is_symlink():
+            removed += remove_stale_temporaries(entry, recursive=True)
+    return removed
+
+
+def check_writable_folder(folder: str | os.PathLike, what: str = "output folder") -> Path:
+    """`folder` exists as a folder or can be made: its nearest existing ancestor is a writable folder."""
+    folder = Path(folder)
+    if str(folder).strip() == "":
+        raise ValueError(f"{what} is empty; name a folder")
+    probe = folder
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        raise ValueError(f"{what} {folder}: {probe} is a file, not a folder")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise ValueError(f"{what} {folder}: {probe} is not writable")
+    return folder
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+class FolderBusyError(OSError):
+    """Another live process holds the lock of a folder."""
+
+
+class FolderLock:
+    """An exclusive lock on a folder, held through a hidden `.NAME.lock` file beside it.
+
+    `flock` locks die with their process, so a killed holder never blocks the next run.
+    The lock file itself stays (empty); it is not part of the folder.
+    """
+
+    def __init__(self, folder: str | os.PathLike, what: str = "folder") -> None:
+        self.folder = Path(folder)
+        self.what = what
+        self.path = self.folder.parent / f".{self.folder.name}{LOCK_SUFFIX}"
+        self._fd: int | None = None
+
+    def acquire(self) -> FolderLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another process"
+            os.close(fd)
+            raise FolderBusyError(
+                errno.EBUSY, f"{self.what} {self.folder} is being written by another process (pid {holder})"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing drops the flock
+            self._fd = None
+
+    def __enter__(self) -> FolderLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+# -- YAML -----------------------------------------------------------------------------------------------
+
+
+def read_yaml_mapping(path: str | os.PathLike, what: str = "config file", allow_empty: bool = True) -> dict[str, Any]:
+    """A YAML file holding a mapping, read with `safe_load`; a `ValueError` naming the file otherwise.
+
+    An empty file is `{}` when `allow_empty`, else an error.
+    """
+    import yaml
+
+    path = Path(path)
+    try:
+        data = yaml.safe_load(read_text(path))
+    except FileNotFoundError:
+        raise ValueError(f"{what} {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read {what} {path}: {exc}") from None
+    except yaml.YAMLError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"{what} {path} is not valid YAML: {first}") from None
+    if data is None:
+        if not allow_empty:
+            raise ValueError(f"{what} {path} is empty; it must hold a mapping of keys")
+        return {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{what} {path} must hold a mapping of keys, got {type(data).__name__}")
+    bad = [k for k in data if not isinstance(k, str)]
+    if bad:
+        raise ValueError(f"{what} {path}: key {bad[0]!r} is not a string")
+    return data
