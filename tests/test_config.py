@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from quiddler_env.core.config import QuiddlerConfig
+from quiddler_env.core.config import RULE_KINDS, QuiddlerConfig
 
 
 def test_defaults_follow_the_rule_book():
@@ -60,10 +60,34 @@ def test_yaml_round_trip(tmp_path):
     path.write_text("- 1\n- 2\n")
     with pytest.raises(ValueError, match="must hold a mapping"):
         QuiddlerConfig.from_yaml(path)
-    with pytest.raises(ValueError, match="cannot read config file"):
+    with pytest.raises(ValueError, match=r"config file .*missing.yaml does not exist"):
         QuiddlerConfig.from_yaml(tmp_path / "missing.yaml")
+    path.write_text("")
+    assert QuiddlerConfig.from_yaml(path) == QuiddlerConfig()  # an empty file: the rule book
 
 
 def test_frozen():
     with pytest.raises(AttributeError):
         QuiddlerConfig().num_players = 3  # type: ignore[misc]
+
+
+def test_every_rule_option_declares_its_help_and_command_line_kind():
+    options = QuiddlerConfig.rule_options()
+    assert [o.name for o in options] == list(QuiddlerConfig.field_names())
+    for o in options:
+        assert o.help and o.help == o.help.strip(), o.name
+        assert o.kind in (*RULE_KINDS, None), o.name
+        assert o.default == getattr(QuiddlerConfig(), o.name), o.name
+        if o.kind == "choice":
+            assert o.choices and o.default in o.choices, o.name
+    # Only the table size is set another way (evaluate.py's --table-size, the envs' num_players).
+    assert [o.name for o in options if o.kind is None] == ["num_players"]
+
+
+def test_declared_choices_are_what_validation_accepts():
+    for o in QuiddlerConfig.rule_options():
+        if o.choices:
+            for choice in o.choices:
+                assert getattr(QuiddlerConfig.from_mapping({o.name: choice}), o.name) == choice
+            with pytest.raises(ValueError, match=repr(o.name)):
+                QuiddlerConfig.from_mapping({o.name: "not-a-choice"})

@@ -22,8 +22,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 from .cards import DECK_SIZE
@@ -38,19 +37,64 @@ SCORE_FLOOR = ("round", "total", "none")
 GO_OUT = ("optional", "forced")
 
 
+RULE_KINDS = ("int", "ints", "choice", "text", "int_or_none")
+"""How a rule option is written on a command line: an integer, a list of integers, one of its
+`choices`, a text, or an integer or `none`."""
+
+
+def _rule(help: str, cli: str | None = "int", choices: tuple | None = None) -> dict[str, Any]:
+    """A field's metadata: its help text, its command-line kind (None: set otherwise) and its choices."""
+    if cli not in (*RULE_KINDS, None):
+        raise ValueError(f"unknown command-line kind {cli!r}")
+    return {"help": help, "cli": cli, "choices": choices}
+
+
+@dataclass(frozen=True)
+class RuleOption:
+    """One rule option as a command line offers it (from the field's metadata)."""
+
+    name: str
+    help: str
+    kind: str | None
+    choices: tuple | None
+    default: Any
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
 @dataclass(frozen=True)
 class QuiddlerConfig:
     """The rules of one game. See the module docstring for every field."""
 
-    num_players: int = 2
-    hand_sizes: tuple[int, ...] = (3, 4, 5, 6, 7, 8, 9, 10)
-    min_word_cards: int = 2
-    two_player_bonus: str = "longest_word"
-    bonus_value: int = 10
-    score_floor: str = "round"
-    go_out: str = "optional"
-    dictionary: str = "enable"
-    turn_cap: int | None = 30
+    num_players: int = field(default=2, metadata=_rule("players at the table, 2..8", cli=None))
+    hand_sizes: tuple[int, ...] = field(
+        default=(3, 4, 5, 6, 7, 8, 9, 10),
+        metadata=_rule("cards dealt each round, one round per entry, e.g. 3 4 5", cli="ints"),
+    )
+    min_word_cards: int = field(
+        default=2, metadata=_rule("minimum cards in a word (1: a lone IN or ER counts)", choices=(1, 2))
+    )
+    two_player_bonus: str = field(
+        default="longest_word",
+        metadata=_rule("bonuses used with exactly two players", cli="choice", choices=TWO_PLAYER_BONUS),
+    )
+    bonus_value: int = field(default=10, metadata=_rule("points of each bonus (0 disables)"))
+    score_floor: str = field(
+        default="round",
+        metadata=_rule("no negative round score / running total / neither", cli="choice", choices=SCORE_FLOOR),
+    )
+    go_out: str = field(
+        default="optional", metadata=_rule("whether a player who can go out must", cli="choice", choices=GO_OUT)
+    )
+    dictionary: str = field(
+        default="enable", metadata=_rule('the words in play: "enable" or a word-list file', cli="text")
+    )
+    turn_cap: int | None = field(
+        default=30,
+        metadata=_rule("turns each per round before it is scored anyway (none: no cap)", cli="int_or_none"),
+    )
 
     def __post_init__(self) -> None:
         def bad(name: str, value: Any, allowed: str) -> ValueError:
@@ -97,6 +141,14 @@ class QuiddlerConfig:
         return tuple(f.name for f in dataclasses.fields(cls))
 
     @classmethod
+    def rule_options(cls) -> tuple[RuleOption, ...]:
+        """Every field with its help, command-line kind and choices (the one declaration CLIs read)."""
+        return tuple(
+            RuleOption(f.name, f.metadata["help"], f.metadata["cli"], f.metadata["choices"], f.default)
+            for f in dataclasses.fields(cls)
+        )
+
+    @classmethod
     def from_mapping(cls, mapping: Mapping[str, Any] | None = None, **overrides: Any) -> QuiddlerConfig:
         """Build from a mapping (e.g. parsed YAML); unknown keys are an error naming them."""
         data = dict(mapping or {})
@@ -111,20 +163,9 @@ class QuiddlerConfig:
     @classmethod
     def from_yaml(cls, path: str | os.PathLike) -> QuiddlerConfig:
         """Read a YAML file (safe_load) holding a mapping of config fields."""
-        import yaml
+        from .files import read_yaml_mapping
 
-        path = Path(path)
-        try:
-            data = yaml.safe_load(path.read_text())
-        except OSError as exc:
-            raise ValueError(f"cannot read config file {path}: {exc}") from None
-        except yaml.YAMLError as exc:
-            raise ValueError(f"config file {path} is not valid YAML: {exc}") from None
-        if data is None:
-            data = {}
-        if not isinstance(data, Mapping):
-            raise ValueError(f"config file {path} must hold a mapping of keys, got {type(data).__name__}")
-        return cls.from_mapping(data)
+        return cls.from_mapping(read_yaml_mapping(path, what="config file"))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain types, ready for YAML or JSON."""
