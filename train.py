@@ -9,8 +9,9 @@
 Overrides are `dotted.key=value` (the value is read as YAML). A run writes its
 folder (default `runs/<name>`): the resolved config, run metadata, train/eval CSVs,
 TensorBoard logs, checkpoints, the best model, the final model (`model.zip` with
-the safe-load `policy.pt` + `policy.json` beside it) and a learning-curve PNG. A
-killed run continues from its last checkpoint with `--resume RUN_DIR`.
+the safe-load `policy.pt` + `policy.json` beside it, in `final/`) and a learning-curve
+PNG. A killed run continues from its newest intact checkpoint with `--resume RUN_DIR`;
+`evaluate.py --players policy:RUN_DIR` plays its final policy.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from agents.training import RunConfigError, RunFolderError, load_run_config, resume_run, start_run
+from agents.training import CheckpointError, RunConfigError, RunFolderError, load_run_config, resume_run, start_run
 from agents.training.config import dump_yaml
 
 
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(dump_yaml(cfg), end="")
                 return 0
             summary = start_run(cfg, run_dir=args.run_dir, force=args.force, command=command, quiet=args.quiet)
-    except (RunConfigError, RunFolderError) as exc:
+    except (RunConfigError, RunFolderError, CheckpointError) as exc:
         print(f"train.py: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

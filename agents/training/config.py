@@ -1,7 +1,8 @@
 """The run configuration of train.py: YAML in, validated frozen dataclasses out.
 
-A run config is a YAML mapping with these top-level keys (every one optional but
-`train.total_timesteps` has a default too; see `configs/quickstart.yaml`):
+A run config is a YAML mapping with these top-level keys, each optional with a default
+(see `configs/quickstart.yaml`); an empty file is refused, since it would silently run
+every default:
 
 | key | content |
 |---|---|
@@ -9,14 +10,14 @@ A run config is a YAML mapping with these top-level keys (every one optional but
 | `backend` | `sb3` (MaskablePPO from sb3-contrib, the default) or `rllib` |
 | `seed` | the run's seed: model init, env deals, opponents' draws |
 | `run_dir` | output folder (default `runs/<name>`) |
-| `env` | the rules (`QuiddlerConfig` fields) and the env's options: `reward_mode`, `reward_scale`, `learner_seat`, `max_cycles` |
+| `env` | the rules (`QuiddlerConfig` fields), the options of `Quiddler-v0` (`RUN_ENV_OPTIONS`: `reward_mode`, `reward_scale`, `learner_seat`, `max_cycles`, `illegal_reward`; checked by the env) and the backend's own (sb3: `layout_shaping`) |
 | `opponents` | list of `{spec, weight}`: agent specs (`random`, `greedy`, `expert`, `policy:PATH`) drawn per episode and seat with these weights |
 | `league` | self-play: `enabled`, `snapshot_every`, `pool_size`, `weight` (of the pool against the bots), `deterministic` |
 | `algo` | MaskablePPO hyperparameters (`PPOConfig`) |
 | `train` | `total_timesteps`, `n_envs`, `vec_env`, `checkpoint_every`, `keep_checkpoints`, `progress_bar`, `torch_threads`, `log_interval` |
 | `eval` | periodic evaluation: `every`, `games`, `opponents`, `deterministic`, `seed`, `at_start` |
 | `pretrain` | imitation warm start before PPO: `teacher` (an agent spec, or null: none), `games`, `epochs`, `batch_size`, `learning_rate`, `value_coef` |
-| `ray`, `rllib` | `backend: rllib` only: where Ray runs and how RLlib spreads the run (see `agents.training.rllib_config`) |
+| the backend's sections | e.g. `ray` and `rllib` for `backend: rllib` (see `agents.training.rllib.config`); declared by the backend (`agents.training.backends`) |
 
 Files are read with `yaml.safe_load`; nothing is evaluated. An unknown key or a bad
 value raises `RunConfigError` naming the dotted key (`algo.n_steps`), the value and
@@ -28,9 +29,7 @@ is read as YAML (`train.total_timesteps=50000`, `algo.net_arch=[64,64]`,
 from __future__ import annotations
 
 import copy
-import math
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -38,90 +37,18 @@ from typing import Any
 
 import yaml
 
+from agents.policies.bundle import ACTIVATIONS
+from quiddler_env.core import files
 from quiddler_env.core.config import QuiddlerConfig
-from quiddler_env.envs import common
+from quiddler_env.envs.common import check_env_options, env_option_names
 
-BACKENDS = ("sb3", "rllib")
+from .backends import BACKENDS, backend_part
+from .checks import RunConfigError, bad, boolean, is_int, known, mapping, number, owned, positive_int, string
+
 VEC_ENVS = ("auto", "dummy", "subproc")
-ACTIVATIONS = ("Tanh", "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU")
-ENV_OPTIONS = ("reward_mode", "reward_scale", "learner_seat", "max_cycles")
-"""The env options a run may set besides the rules (rendering is not for training)."""
-TRAINING_ENV_OPTIONS = ("layout_shaping",)
-"""Options of the training env only (not of evaluation): `layout_shaping`, the weight of the potential-based
-reward shaping on the learner's best keepable layout (0: none)."""
-
-
-class RunConfigError(ValueError):
-    """A run config that cannot be used; the message names the dotted key."""
-
-
-def _bad(key: str, value: Any, allowed: str) -> RunConfigError:
-    return RunConfigError(f"config key {key!r}: bad value {value!r}; allowed: {allowed}")
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_number(v: Any) -> bool:
-    return (isinstance(v, (int, float)) and not isinstance(v, bool)) and math.isfinite(v)
-
-
-def _positive_int(key: str, v: Any) -> int:
-    if not _is_int(v) or v < 1:
-        raise _bad(key, v, "a positive integer")
-    return v
-
-
-_FLOAT_TEXT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
-
-
-def _number(key: str, v: Any, low: float | None = None, high: float | None = None, *, open_low=False) -> float:
-    # YAML 1.1 reads 3e-4 (no dot) as a string: accept plain numeric text, nothing else.
-    if isinstance(v, str) and _FLOAT_TEXT.match(v.strip()):
-        v = float(v)
-    ok = _is_number(v)
-    if ok and low is not None:
-        ok = v > low if open_low else v >= low
-    if ok and high is not None:
-        ok = v <= high
-    if not ok:
-        lo = "" if low is None else f"{'>' if open_low else '>='} {low}"
-        hi = "" if high is None else f"<= {high}"
-        raise _bad(key, v, f"a number {' and '.join(x for x in (lo, hi) if x)}".rstrip())
-    return float(v)
-
-
-def _bool(key: str, v: Any) -> bool:
-    if not isinstance(v, bool):
-        raise _bad(key, v, "true or false")
-    return v
-
-
-def _str(key: str, v: Any) -> str:
-    if not isinstance(v, str) or not v.strip():
-        raise _bad(key, v, "a non-empty string")
-    return v
-
-
-def _mapping(key: str, v: Any) -> dict[str, Any]:
-    if v is None:
-        return {}
-    if not isinstance(v, Mapping):
-        raise _bad(key, v, "a mapping of keys")
-    bad = [k for k in v if not isinstance(k, str)]
-    if bad:
-        raise _bad(f"{key}.{bad[0]}" if key else str(bad[0]), bad[0], "string keys")
-    return dict(v)
-
-
-def _known(section: str, data: Mapping[str, Any], known: Sequence[str]) -> None:
-    unknown = [k for k in data if k not in known]
-    if unknown:
-        where = f"{section}.{unknown[0]}" if section else unknown[0]
-        raise RunConfigError(
-            f"unknown config key {where!r}; known keys in {section or 'the top level'!r}: {', '.join(known)}"
-        )
+RUN_ENV_OPTIONS = tuple(n for n in env_option_names("gym") if n not in ("opponents", "render_mode", "render_view"))
+"""The options of `Quiddler-v0` a run may set besides the rules (derived from the env's own table; the opponents
+have their own section, rendering is not for training). A backend adds its own (`ENV_OPTIONS` of its config)."""
 
 
 @dataclass(frozen=True)
@@ -146,13 +73,13 @@ class Schedule:
     def parse(cls, key: str, v: Any, *, low: float = 0.0, open_low: bool = True) -> Schedule:
         """A number (constant) or `{start: a, end: b}` (linear over the run)."""
         if isinstance(v, Mapping):
-            _known(key, v, ("start", "end"))
+            known(key, v, ("start", "end"))
             if "start" not in v:
                 raise RunConfigError(f"config key {key + '.start'!r} is missing (a schedule is {{start: a, end: b}})")
-            start = _number(f"{key}.start", v["start"], low, open_low=open_low)
-            end = _number(f"{key}.end", v.get("end", start), 0.0)
+            start = number(f"{key}.start", v["start"], low, open_low=open_low)
+            end = number(f"{key}.end", v.get("end", start), 0.0)
             return cls(start, end)
-        value = _number(key, v, low, open_low=open_low)
+        value = number(key, v, low, open_low=open_low)
         return cls(value, value)
 
 
@@ -191,46 +118,46 @@ class PPOConfig:
     def parse(cls, data: Mapping[str, Any]) -> PPOConfig:
         s = "algo"
         names = [f for f in cls.__dataclass_fields__]
-        _known(s, data, names)
+        known(s, data, names)
         d = dict(data)
         out: dict[str, Any] = {}
         for k in ("n_steps", "batch_size", "n_epochs"):
             if k in d:
-                out[k] = _positive_int(f"{s}.{k}", d[k])
+                out[k] = positive_int(f"{s}.{k}", d[k])
         if "learning_rate" in d:
             out["learning_rate"] = Schedule.parse(f"{s}.learning_rate", d["learning_rate"])
         if "clip_range" in d:
             out["clip_range"] = Schedule.parse(f"{s}.clip_range", d["clip_range"])
         if "gamma" in d:
-            out["gamma"] = _number(f"{s}.gamma", d["gamma"], 0.0, 1.0)
+            out["gamma"] = number(f"{s}.gamma", d["gamma"], 0.0, 1.0)
         if "gae_lambda" in d:
-            out["gae_lambda"] = _number(f"{s}.gae_lambda", d["gae_lambda"], 0.0, 1.0)
+            out["gae_lambda"] = number(f"{s}.gae_lambda", d["gae_lambda"], 0.0, 1.0)
         for k in ("ent_coef", "vf_coef"):
             if k in d:
-                out[k] = _number(f"{s}.{k}", d[k], 0.0)
+                out[k] = number(f"{s}.{k}", d[k], 0.0)
         if "max_grad_norm" in d:
-            out["max_grad_norm"] = _number(f"{s}.max_grad_norm", d["max_grad_norm"], 0.0, open_low=True)
+            out["max_grad_norm"] = number(f"{s}.max_grad_norm", d["max_grad_norm"], 0.0, open_low=True)
         if "target_kl" in d and d["target_kl"] is not None:
-            out["target_kl"] = _number(f"{s}.target_kl", d["target_kl"], 0.0, open_low=True)
+            out["target_kl"] = number(f"{s}.target_kl", d["target_kl"], 0.0, open_low=True)
         for k in ("normalize_advantage", "ortho_init"):
             if k in d:
-                out[k] = _bool(f"{s}.{k}", d[k])
+                out[k] = boolean(f"{s}.{k}", d[k])
         if "net_arch" in d:
             out["net_arch"] = _net_arch(f"{s}.net_arch", d["net_arch"])
         if "activation" in d:
             if d["activation"] not in ACTIVATIONS:
-                raise _bad(f"{s}.activation", d["activation"], ", ".join(ACTIVATIONS))
+                raise bad(f"{s}.activation", d["activation"], ", ".join(ACTIVATIONS))
             out["activation"] = d["activation"]
         if d.get("observation_features") is not None:
             from agents.features import FEATURE_SETS
 
             if d["observation_features"] not in FEATURE_SETS:
-                raise _bad(f"{s}.observation_features", d["observation_features"], f"null or {', '.join(FEATURE_SETS)}")
+                raise bad(f"{s}.observation_features", d["observation_features"], f"null or {', '.join(FEATURE_SETS)}")
             out["observation_features"] = d["observation_features"]
         if "device" in d:
-            dev = _str(f"{s}.device", d["device"])
+            dev = string(f"{s}.device", d["device"])
             if dev not in ("cpu", "cuda", "auto") and not dev.startswith("cuda:"):
-                raise _bad(f"{s}.device", dev, "cpu, cuda, cuda:N or auto")
+                raise bad(f"{s}.device", dev, "cpu, cuda, cuda:N or auto")
             out["device"] = dev
         return cls(**out)
 
@@ -246,12 +173,12 @@ def _net_arch(key: str, v: Any) -> dict[str, tuple[int, ...]]:
     """`[64, 64]` (the same layers for the policy and the value net) or `{pi: [...], vf: [...]}`."""
 
     def layers(k: str, x: Any) -> tuple[int, ...]:
-        if isinstance(x, (str, bytes)) or not isinstance(x, Sequence) or not all(_is_int(n) and n >= 1 for n in x):
-            raise _bad(k, x, "a list of positive layer sizes, e.g. [128, 128]")
+        if isinstance(x, (str, bytes)) or not isinstance(x, Sequence) or not all(is_int(n) and n >= 1 for n in x):
+            raise bad(k, x, "a list of positive layer sizes, e.g. [128, 128]")
         return tuple(x)
 
     if isinstance(v, Mapping):
-        _known(key, v, ("pi", "vf"))
+        known(key, v, ("pi", "vf"))
         if set(v) != {"pi", "vf"}:
             raise RunConfigError(f"config key {key!r}: needs both 'pi' and 'vf' (or one list for both)")
         return {"pi": layers(f"{key}.pi", v["pi"]), "vf": layers(f"{key}.vf", v["vf"])}
@@ -276,16 +203,16 @@ class LeagueConfig:
     @classmethod
     def parse(cls, data: Mapping[str, Any]) -> LeagueConfig:
         s = "league"
-        _known(s, data, list(cls.__dataclass_fields__))
+        known(s, data, list(cls.__dataclass_fields__))
         out: dict[str, Any] = {}
         for k in ("enabled", "deterministic"):
             if k in data:
-                out[k] = _bool(f"{s}.{k}", data[k])
+                out[k] = boolean(f"{s}.{k}", data[k])
         for k in ("snapshot_every", "pool_size"):
             if k in data:
-                out[k] = _positive_int(f"{s}.{k}", data[k])
+                out[k] = positive_int(f"{s}.{k}", data[k])
         if "weight" in data:
-            out["weight"] = _number(f"{s}.weight", data["weight"], 0.0, open_low=True)
+            out["weight"] = number(f"{s}.weight", data["weight"], 0.0, open_low=True)
         return cls(**out)
 
 
@@ -308,17 +235,17 @@ class TrainConfig:
     @classmethod
     def parse(cls, data: Mapping[str, Any]) -> TrainConfig:
         s = "train"
-        _known(s, data, list(cls.__dataclass_fields__))
+        known(s, data, list(cls.__dataclass_fields__))
         out: dict[str, Any] = {}
         for k in ("total_timesteps", "n_envs", "checkpoint_every", "keep_checkpoints", "torch_threads", "log_interval"):
             if k in data:
-                out[k] = _positive_int(f"{s}.{k}", data[k])
+                out[k] = positive_int(f"{s}.{k}", data[k])
         if "vec_env" in data:
             if data["vec_env"] not in VEC_ENVS:
-                raise _bad(f"{s}.vec_env", data["vec_env"], ", ".join(VEC_ENVS))
+                raise bad(f"{s}.vec_env", data["vec_env"], ", ".join(VEC_ENVS))
             out["vec_env"] = data["vec_env"]
         if "progress_bar" in data:
-            out["progress_bar"] = _bool(f"{s}.progress_bar", data["progress_bar"])
+            out["progress_bar"] = boolean(f"{s}.progress_bar", data["progress_bar"])
         return cls(**out)
 
 
@@ -337,24 +264,24 @@ class EvalConfig:
     @classmethod
     def parse(cls, data: Mapping[str, Any]) -> EvalConfig:
         s = "eval"
-        _known(s, data, list(cls.__dataclass_fields__))
+        known(s, data, list(cls.__dataclass_fields__))
         out: dict[str, Any] = {}
         for k in ("every", "games"):
             if k in data:
-                out[k] = _positive_int(f"{s}.{k}", data[k])
+                out[k] = positive_int(f"{s}.{k}", data[k])
         if "opponents" in data:
             v = data["opponents"]
             if isinstance(v, str) or not isinstance(v, Sequence) or not v:
-                raise _bad(f"{s}.opponents", v, "a non-empty list of agent specs, e.g. [random, greedy]")
+                raise bad(f"{s}.opponents", v, "a non-empty list of agent specs, e.g. [random, greedy]")
             out["opponents"] = tuple(_spec(f"{s}.opponents[{i}]", x) for i, x in enumerate(v))
             if len(set(out["opponents"])) != len(out["opponents"]):
-                raise _bad(f"{s}.opponents", list(v), "distinct agent specs")
+                raise bad(f"{s}.opponents", list(v), "distinct agent specs")
         for k in ("deterministic", "at_start"):
             if k in data:
-                out[k] = _bool(f"{s}.{k}", data[k])
+                out[k] = boolean(f"{s}.{k}", data[k])
         if "seed" in data:
-            if not _is_int(data["seed"]) or data["seed"] < 0:
-                raise _bad(f"{s}.seed", data["seed"], "a non-negative integer")
+            if not is_int(data["seed"]) or data["seed"] < 0:
+                raise bad(f"{s}.seed", data["seed"], "a non-negative integer")
             out["seed"] = data["seed"]
         return cls(**out)
 
@@ -364,13 +291,13 @@ def _spec(key: str, v: Any) -> str:
     from agents.registry import parse_spec
 
     if not isinstance(v, str):
-        raise _bad(key, v, "an agent spec string such as random, greedy, expert:samples=16 or policy:PATH")
+        raise bad(key, v, "an agent spec string such as random, greedy, expert:samples=16 or policy:PATH")
     try:
         name, _, _ = parse_spec(v)
     except ValueError as exc:
         raise RunConfigError(f"config key {key!r}: {exc}") from None
     if name == "human":
-        raise _bad(key, v, "a spec that plays by itself (not human)")
+        raise bad(key, v, "a spec that plays by itself (not human)")
     return v
 
 
@@ -388,17 +315,17 @@ class PretrainConfig:
     @classmethod
     def parse(cls, data: Mapping[str, Any]) -> PretrainConfig:
         s = "pretrain"
-        _known(s, data, list(cls.__dataclass_fields__))
+        known(s, data, list(cls.__dataclass_fields__))
         out: dict[str, Any] = {}
         if data.get("teacher") is not None:
             out["teacher"] = _spec(f"{s}.teacher", data["teacher"])
         for k in ("games", "epochs", "batch_size"):
             if k in data:
-                out[k] = _positive_int(f"{s}.{k}", data[k])
+                out[k] = positive_int(f"{s}.{k}", data[k])
         if "learning_rate" in data:
-            out["learning_rate"] = _number(f"{s}.learning_rate", data["learning_rate"], 0.0, open_low=True)
+            out["learning_rate"] = number(f"{s}.learning_rate", data["learning_rate"], 0.0, open_low=True)
         if "value_coef" in data:
-            out["value_coef"] = _number(f"{s}.value_coef", data["value_coef"], 0.0)
+            out["value_coef"] = number(f"{s}.value_coef", data["value_coef"], 0.0)
         return cls(**out)
 
 
@@ -417,20 +344,24 @@ class RunConfig:
     train: TrainConfig = TrainConfig()
     eval: EvalConfig = EvalConfig()
     pretrain: PretrainConfig = PretrainConfig()
-    ray: dict[str, Any] = field(default_factory=dict)
-    """`backend: rllib` only (resolved by `rllib_config`; empty otherwise), as is `rllib`."""
-    rllib: dict[str, Any] = field(default_factory=dict)
+    sections: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The backend's own sections (e.g. `ray` and `rllib` for `backend: rllib`), resolved by its config module."""
 
     # -- derived -----------------------------------------------------------------------------
 
     def game_config(self) -> QuiddlerConfig:
         """The rules of the run."""
-        skip = ENV_OPTIONS + TRAINING_ENV_OPTIONS
-        return QuiddlerConfig.from_mapping({k: v for k, v in self.env.items() if k not in skip})
+        fields = QuiddlerConfig.field_names()
+        return QuiddlerConfig.from_mapping({k: v for k, v in self.env.items() if k in fields})
 
     def env_options(self) -> dict[str, Any]:
-        """The env options (reward mode, learner seat, ...) for `QuiddlerEnv`."""
-        return {k: v for k, v in self.env.items() if k in ENV_OPTIONS}
+        """The options of `Quiddler-v0` (reward mode, learner seat, ...), without the backend's own."""
+        return {k: v for k, v in self.env.items() if k in RUN_ENV_OPTIONS}
+
+    def backend_env_options(self) -> dict[str, Any]:
+        """The env options the backend declares itself (e.g. sb3's `layout_shaping`)."""
+        skip = set(QuiddlerConfig.field_names()) | set(RUN_ENV_OPTIONS)
+        return {k: v for k, v in self.env.items() if k not in skip}
 
     @property
     def num_players(self) -> int:
@@ -454,8 +385,7 @@ class RunConfig:
             "eval": {**asdict(self.eval), "opponents": list(self.eval.opponents)},
             "pretrain": asdict(self.pretrain),
         }
-        if self.backend == "rllib":
-            out.update(ray=copy.deepcopy(self.ray), rllib=copy.deepcopy(self.rllib))
+        out.update(copy.deepcopy(self.sections))
         return out
 
     # -- parsing -------------------------------------------------------------------------------
@@ -463,34 +393,33 @@ class RunConfig:
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], *, default_name: str = "run") -> RunConfig:
         """Validate a parsed YAML mapping; errors name the dotted key."""
-        data = _mapping("", data)
-        _known("", data, list(cls.__dataclass_fields__))
-        name = data.get("name", default_name)
-        if not isinstance(name, str) or not name or any(c in name for c in "/\\") or name in (".", ".."):
-            raise _bad("name", name, "a non-empty name without slashes")
+        data = mapping("", data)
         backend = data.get("backend", "sb3")
         if backend not in BACKENDS:
-            raise _bad("backend", backend, ", ".join(BACKENDS))
+            raise bad("backend", backend, ", ".join(BACKENDS))
+        backend_config = backend_part(backend, "config")
+        shared = [f for f in cls.__dataclass_fields__ if f != "sections"]
+        foreign = [k for k in data if k not in shared and k not in backend_config.SECTIONS]
+        if foreign and any(foreign[0] in backend_part(b, "config").SECTIONS for b in BACKENDS if b != backend):
+            raise RunConfigError(f"config key {foreign[0]!r}: not a section of backend {backend!r}")
+        known("", data, shared + list(backend_config.SECTIONS))
+        name = data.get("name", default_name)
+        if not isinstance(name, str) or not name or any(c in name for c in "/\\") or name in (".", ".."):
+            raise bad("name", name, "a non-empty name without slashes")
         seed = data.get("seed", 0)
-        if not _is_int(seed) or seed < 0:
-            raise _bad("seed", seed, "a non-negative integer")
+        if not is_int(seed) or seed < 0:
+            raise bad("seed", seed, "a non-negative integer")
         run_dir = data.get("run_dir")
         if run_dir is not None and (not isinstance(run_dir, (str, os.PathLike)) or not str(run_dir)):
-            raise _bad("run_dir", run_dir, "a folder path, or null for runs/<name>")
-        env = _parse_env(_mapping("env", data.get("env")))
+            raise bad("run_dir", run_dir, "a folder path, or null for runs/<name>")
+        env = _parse_env(mapping("env", data.get("env")), backend_config.ENV_OPTIONS)
         opponents = _parse_opponents(data.get("opponents", [{"spec": "random", "weight": 1.0}]))
-        league = LeagueConfig.parse(_mapping("league", data.get("league")))
-        algo = PPOConfig.parse(_mapping("algo", data.get("algo")))
-        train = TrainConfig.parse(_mapping("train", data.get("train")))
-        evaluation = EvalConfig.parse(_mapping("eval", data.get("eval")))
-        pretrain = PretrainConfig.parse(_mapping("pretrain", data.get("pretrain")))
-        ray_section, rllib_section = _mapping("ray", data.get("ray")), _mapping("rllib", data.get("rllib"))
-        if backend == "rllib":
-            from .rllib_config import resolve_ray_section, resolve_rllib_section
-
-            ray_section, rllib_section = resolve_ray_section(ray_section), resolve_rllib_section(rllib_section)
-        elif ray_section or rllib_section:
-            raise RunConfigError(f"config key {'ray' if ray_section else 'rllib'!r}: only used with backend: rllib")
+        league = LeagueConfig.parse(mapping("league", data.get("league")))
+        algo = PPOConfig.parse(mapping("algo", data.get("algo")))
+        train = TrainConfig.parse(mapping("train", data.get("train")))
+        evaluation = EvalConfig.parse(mapping("eval", data.get("eval")))
+        pretrain = PretrainConfig.parse(mapping("pretrain", data.get("pretrain")))
+        sections = backend_config.resolve_sections({k: mapping(k, data.get(k)) for k in backend_config.SECTIONS})
         cfg = cls(
             name=name,
             backend=backend,
@@ -503,77 +432,50 @@ class RunConfig:
             train=train,
             eval=evaluation,
             pretrain=pretrain,
-            ray=ray_section,
-            rllib=rllib_section,
+            sections=sections,
         )
-        _check_together(cfg)
+        backend_config.check_run(cfg)
         return cfg
 
 
-def _parse_env(env: dict[str, Any]) -> dict[str, Any]:
+def _parse_env(env: dict[str, Any], backend_options: Mapping[str, Any]) -> dict[str, Any]:
+    """Rules and env options: each option checked by its owner (the env's own table, the backend's)."""
     fields = QuiddlerConfig.field_names()
-    _known("env", env, list(fields) + list(ENV_OPTIONS) + list(TRAINING_ENV_OPTIONS))
+    known("env", env, list(fields) + list(RUN_ENV_OPTIONS) + list(backend_options))
     try:
         rules = QuiddlerConfig.from_mapping({k: v for k, v in env.items() if k in fields})
     except ValueError as exc:
         raise RunConfigError(str(exc).replace("config key '", "config key 'env.")) from None
-    opts = {k: env[k] for k in ENV_OPTIONS if k in env}
-    try:
-        common.check_reward_options(opts.get("reward_mode", "round_score"), opts.get("reward_scale"))
-        common.check_max_cycles(opts.get("max_cycles"))
-    except ValueError as exc:
-        raise RunConfigError(str(exc).replace("option '", "config key 'env.")) from None
-    seat = opts.get("learner_seat", "random")
-    n = rules.num_players
-    if seat != "random" and (not _is_int(seat) or not 0 <= seat < n):
-        raise _bad("env.learner_seat", seat, f"'random' or a seat 0..{n - 1}")
-    # The resolved env section names every rule, so a run folder's config.yaml is complete.
+    given = {k: env[k] for k in RUN_ENV_OPTIONS if k in env}
+    options = owned("env.", check_env_options, "gym", given, rules)
+    # The resolved env section names every rule and option, so a run folder's config.yaml is complete.
     out = rules.to_dict()
-    out.update(
-        reward_mode=opts.get("reward_mode", "round_score"),
-        reward_scale=opts.get("reward_scale"),
-        learner_seat=seat,
-        max_cycles=opts.get("max_cycles"),
-        layout_shaping=_number("env.layout_shaping", env.get("layout_shaping", 0.0), 0.0),
-    )
+    out.update({k: options[k] for k in RUN_ENV_OPTIONS})
+    for k, (default, check) in backend_options.items():
+        out[k] = owned("env.", check, env.get(k, default))
     return out
 
 
 def _parse_opponents(v: Any) -> tuple[OpponentEntry, ...]:
     if isinstance(v, str) or not isinstance(v, Sequence) or not v:
-        raise _bad("opponents", v, "a non-empty list of {spec: ..., weight: ...}")
+        raise bad("opponents", v, "a non-empty list of {spec: ..., weight: ...}")
     out = []
     for i, item in enumerate(v):
         key = f"opponents[{i}]"
         if isinstance(item, str):  # a bare spec: weight 1
             item = {"spec": item}
         if not isinstance(item, Mapping):
-            raise _bad(key, item, "{spec: <agent spec>, weight: <positive number>}")
-        _known(key, item, ("spec", "weight"))
+            raise bad(key, item, "{spec: <agent spec>, weight: <positive number>}")
+        known(key, item, ("spec", "weight"))
         if "spec" not in item:
             raise RunConfigError(f"config key {key + '.spec'!r} is missing")
         spec = _spec(f"{key}.spec", item["spec"])
-        weight = _number(f"{key}.weight", item.get("weight", 1.0), 0.0, open_low=True)
+        weight = number(f"{key}.weight", item.get("weight", 1.0), 0.0, open_low=True)
         out.append(OpponentEntry(spec, weight))
     specs = [o.spec for o in out]
     if len(set(specs)) != len(specs):
-        raise _bad("opponents", specs, "distinct specs (merge their weights)")
+        raise bad("opponents", specs, "distinct specs (merge their weights)")
     return tuple(out)
-
-
-def _check_together(cfg: RunConfig) -> None:
-    """Constraints across sections."""
-    if cfg.backend == "rllib":
-        from .rllib_config import check_rllib_run
-
-        check_rllib_run(cfg)
-        return
-    rollout = cfg.algo.n_steps * cfg.train.n_envs
-    if cfg.algo.batch_size > rollout:
-        raise RunConfigError(
-            f"config key 'algo.batch_size': {cfg.algo.batch_size} is more than a rollout holds "
-            f"(algo.n_steps x train.n_envs = {rollout})"
-        )
 
 
 # -- reading, overrides ----------------------------------------------------------------------------
@@ -614,21 +516,11 @@ def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str]) -> dict[s
 
 
 def read_yaml(path: str | os.PathLike) -> dict[str, Any]:
-    """A YAML file holding a mapping (`safe_load`), with errors that name the file."""
-    path = Path(path)
+    """A run config file: a YAML mapping; an empty file is an error (a run needs at least a name or a setting)."""
     try:
-        data = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise RunConfigError(f"config file {path} does not exist") from None
-    except OSError as exc:
-        raise RunConfigError(f"cannot read config file {path}: {exc}") from None
-    except yaml.YAMLError as exc:
-        raise RunConfigError(f"config file {path} is not valid YAML: {exc}") from None
-    if data is None:
-        return {}
-    if not isinstance(data, Mapping):
-        raise RunConfigError(f"config file {path} must hold a mapping of keys, got {type(data).__name__}")
-    return dict(data)
+        return files.read_yaml_mapping(path, "config file", allow_empty=False)
+    except ValueError as exc:
+        raise RunConfigError(str(exc)) from None
 
 
 def load_run_config(path: str | os.PathLike, overrides: Sequence[str] = ()) -> RunConfig:

@@ -1,34 +1,23 @@
-"""The files of a run folder: atomic writes, the run's metadata, the metric CSVs, the learning curve.
+"""What a run folder records besides models: the run's metadata, the metric CSVs and the learning curve.
 
-| path | content |
-|---|---|
-| `config.yaml` | the resolved run config (every key, defaults filled in) |
-| `run.json` | command line, start time, Python, platform, package versions, the dictionary's identity, resumes |
-| `train.csv` | one row per logged rollout: SB3's training statistics, win rates, steps/s, env time share |
-| `eval.csv` | one row per evaluation and opponent: win/tie rates, mean scores, margin |
-| `learning_curve.png` | evaluation win rate and mean score against each bot over steps |
-| `tensorboard/` | the same statistics for TensorBoard |
-| `checkpoints/step_<N>/` | policy bundle + `optimizer.pt` + `rng.pt` + `state.json` (complete folders only) |
-| `league/step_<N>/` | frozen learner copies of the self-play pool (policy bundles) |
-| `best/` | the policy bundle with the best mean evaluation win rate so far |
-| `model.zip`, `policy.pt`, `policy.json` | the final model and its safe-load description |
-| `summary.json` | final step, wall time, steps/s, env time share, final evaluation |
+The folder's layout is in `agents.training.run`; every write goes through
+`quiddler_env.core.files` (whole files only).
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 import platform
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from quiddler_env.core import files
 
 PACKAGES = (
     "quiddler-env",
@@ -41,30 +30,6 @@ PACKAGES = (
     "pettingzoo",
     "pyyaml",
 )
-
-
-def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
-    """Write through a temporary file in the same folder, then move it into place."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_text_atomic(path: str | os.PathLike, text: str) -> None:
-    write_bytes_atomic(path, text.encode())
-
-
-def write_json_atomic(path: str | os.PathLike, data: Any) -> None:
-    write_text_atomic(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 def now_iso() -> str:
@@ -138,7 +103,7 @@ class CsvTable:
 
     def _rewrite(self) -> None:
         text = self._line(self.columns) + "".join(self._line([r.get(c, "") for c in self.columns]) for r in self.rows)
-        write_text_atomic(self.path, text)
+        files.write_atomic(self.path, text)
 
     def append(self, row: Mapping[str, Any]) -> None:
         """Add a row (values formatted with repr for floats); new keys extend the header."""
@@ -201,4 +166,4 @@ def plot_learning_curve(rows: Sequence[Mapping[str, Any]], path: str | os.PathLi
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
     plt.close(fig)
-    write_bytes_atomic(path, buf.getvalue())
+    files.write_atomic(path, buf.getvalue())

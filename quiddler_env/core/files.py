@@ -38,6 +38,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+FILE_MODE = 0o666 & ~_UMASK
+"""What `open()` would give a new file: temporaries are private (0600) until they are moved into place."""
+FOLDER_MODE = 0o777 & ~_UMASK
+
 TMP_SUFFIX = ".tmp"
 OLD_SUFFIX = ".old"
 LOCK_SUFFIX = ".lock"
@@ -58,6 +64,7 @@ def write_atomic(path: str | os.PathLike, data: bytes | str | Callable[[IO[bytes
             else:
                 fh.write(data.encode() if isinstance(data, str) else data)
             fh.flush()
+            os.fchmod(fh.fileno(), FILE_MODE)
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
@@ -171,6 +178,7 @@ def staged_folder(final: str | os.PathLike) -> Iterator[Path]:
     recover_folder(final)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=TMP_SUFFIX, dir=final.parent))
     try:
+        os.chmod(tmp, FOLDER_MODE)
         yield tmp
         replace_folder(tmp, final)
     except BaseException:

@@ -1,7 +1,7 @@
 """Self-play league: a bounded pool of frozen copies of the learner, kept as policy bundles on disk.
 
 Every `snapshot_every` steps the learner is saved (weights + JSON, the safe-load
-bundle of `agents.policy`) as `league/step_<N>/` in the run folder and joins the
+bundle of `agents.policies`) as `league/step_<N>/` in the run folder and joins the
 pool; the oldest member leaves once the pool holds more than `pool_size`. Training
 envs load members with the safe loader (weights only). The pool is a list of folder
 names, saved in every checkpoint so a resumed run has the same opponents.
@@ -10,7 +10,6 @@ names, saved in every checkpoint so a resumed run has the same opponents.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,23 +42,14 @@ class League:
         return [str((self.folder / name).resolve()) for name in self.members]
 
     def add(self, model: Any, step: int, description: Mapping[str, Any] | None = None) -> str:
-        """Save the learner as a new member (atomically: a finished folder, or none) and return its name."""
-        from agents.policy import save_policy_bundle
+        """Save the learner as a new member (one whole bundle folder, or none) and return its name."""
+        from agents.policies.sb3 import save_policy_bundle
 
         name = member_name(step)
         if name in self.members:
             return name
-        final = self.folder / name
-        self.folder.mkdir(parents=True, exist_ok=True)
-        tmp = self.folder / f".{name}.tmp-{os.getpid()}"
-        shutil.rmtree(tmp, ignore_errors=True)
-        save_policy_bundle(model, tmp, {**(description or {}), "league_step": step})
-        # A folder of this name can only come from a killed run past its last checkpoint: replace it.
-        old = self.folder / f".{name}.old-{os.getpid()}"
-        if final.exists():
-            os.replace(final, old)
-        os.replace(tmp, final)
-        shutil.rmtree(old, ignore_errors=True)
+        # A folder of this name can only come from a killed run past its last checkpoint: it is replaced whole.
+        save_policy_bundle(model, self.folder / name, {**(description or {}), "league_step": step})
         self.members.append(name)
         del self.members[: -self.pool_size]
         return name

@@ -84,7 +84,7 @@ class OpponentMixture:
         agent = self._agents.get(name)
         if agent is None:
             if name.startswith(f"{LEAGUE}:"):
-                from agents.policy import load_policy
+                from agents.policies import load_policy
 
                 agent = load_policy(
                     name[len(LEAGUE) + 1 :],
@@ -126,6 +126,14 @@ class OpponentMixture:
         )
 
 
+def check_layout_shaping(value: Any) -> float:
+    """`layout_shaping`: the weight of the shaping reward on the learner's best keepable layout (0: none)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value) and value >= 0
+    if not ok:
+        raise ValueError(f"option 'layout_shaping': bad value {value!r}; allowed: a number >= 0")
+    return float(value)
+
+
 class TrainingEnv(QuiddlerEnv):
     """`QuiddlerEnv` for training: league updates through `env_method`, optional observation features.
 
@@ -146,9 +154,7 @@ class TrainingEnv(QuiddlerEnv):
         **options: Any,
     ):
         super().__init__(config, opponents=opponents, **options)
-        if not (isinstance(layout_shaping, (int, float)) and np.isfinite(layout_shaping) and layout_shaping >= 0):
-            raise ValueError(f"option 'layout_shaping': bad value {layout_shaping!r}; allowed: a number >= 0")
-        self.layout_shaping = float(layout_shaping)
+        self.layout_shaping = check_layout_shaping(layout_shaping)
         self._potential = 0.0
         self._solver = None
         self.features = ObservationFeatures(features, self.config) if features else None

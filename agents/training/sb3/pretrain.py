@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .config import RunConfig
+from ..config import RunConfig
 from .opponents import make_training_env
 
 _DEMO_STREAM = 0x44454D4F  # "DEMO"

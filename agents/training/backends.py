@@ -1,0 +1,59 @@
+"""The trainers a run config's `backend` names: one entry per sub-package of `agents.training`.
+
+A backend is a sub-package with two modules:
+
+- `config`: `SECTIONS` (its own top-level config sections, e.g. `ray`, `rllib`),
+  `resolve_sections(data) -> dict` (those sections validated, defaults filled in) and
+  `check_run(cfg)` (the constraints it puts on the shared sections). Importing it must
+  not import the backend's library, so configs validate where it is not installed.
+- `trainer`: `make_trainer(session) -> Trainer` (see `agents.training.run.Trainer`),
+  which may import the library.
+
+Adding a trainer: write `agents/training/<name>/` with those two modules and add
+one `Backend` line below. The run layer (`run.py`) does the rest: the run folder,
+checkpoints, resume, evaluation, the best model, the summary and the learning curve.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+
+from .checks import RunConfigError
+
+
+@dataclass(frozen=True)
+class Backend:
+    """One trainer: its name in configs, its sub-package and how to install what it needs."""
+
+    name: str
+    package: str
+    summary: str
+    install: str
+
+
+BACKENDS: dict[str, Backend] = {
+    b.name: b
+    for b in (
+        Backend("sb3", "agents.training.sb3", "MaskablePPO (sb3-contrib) on Quiddler-v0, bots and a league", ""),
+        Backend(
+            "rllib",
+            "agents.training.rllib",
+            "multi-agent PPO on Ray RLlib, self-play or bots",
+            "pip install -e .[rllib]",
+        ),
+    )
+}
+
+
+def backend_part(name: str, part: str) -> ModuleType:
+    """The `config` or `trainer` module of backend `name` (an unavailable library is a RunConfigError)."""
+    backend = BACKENDS.get(name)
+    if backend is None:
+        raise RunConfigError(f"config key 'backend': bad value {name!r}; allowed: {', '.join(BACKENDS)}")
+    try:
+        return importlib.import_module(f"{backend.package}.{part}")
+    except ImportError as exc:
+        hint = f" (install it: {backend.install})" if backend.install else ""
+        raise RunConfigError(f"config key 'backend': {name!r} is not available here{hint}: {exc}") from None

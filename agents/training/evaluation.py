@@ -1,0 +1,99 @@
+"""Periodic evaluation of a run's policy, played through `evaluate.py`'s own game loop, and the best-model rule.
+
+The policy (an exported bundle, loaded like any `policy:` agent) sits at a table with
+`num_players - 1` copies of each `eval.opponents` bot. The games are a `Tournament`
+of `agents.evaluation` (seats rotated, deals duplicated, each deal from `eval.seed`),
+played by `play_scheduled_game`, so every evaluation of a run plays the same deals and
+a figure here means what it means in `evaluate.py`'s report.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .config import RunConfig
+
+
+@dataclass(frozen=True)
+class EvalRow:
+    """The policy against one bot: a row of eval.csv."""
+
+    step: int
+    opponent: str
+    games: int
+    win_rate: float
+    tie_rate: float
+    loss_rate: float
+    mean_score: float
+    """The policy's mean final total."""
+    mean_opponent_score: float
+    """The mean final total of the other seats."""
+    mean_margin: float
+    """The policy's total minus the best other total, averaged."""
+    seconds: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def best_score(rows: list[EvalRow]) -> tuple[float, float]:
+    """The best-model rule: the mean over opponents of (win rate + half the tie rate), then the mean margin."""
+    return (
+        float(np.mean([r.win_rate + 0.5 * r.tie_rate for r in rows])),
+        float(np.mean([r.mean_margin for r in rows])),
+    )
+
+
+def evaluate_bundle(bundle: Path, cfg: RunConfig, step: int) -> list[EvalRow]:
+    """Play the bundle at `bundle` against each `eval.opponents` bot for `eval.games` games (whole deals)."""
+    from agents.evaluation.tournament import Tournament, play_scheduled_game
+    from agents.policies import load_policy
+    from agents.registry import make
+    from quiddler_env.core.game import QuiddlerGame
+
+    rules = cfg.game_config()
+    n = rules.num_players
+    learner = load_policy(bundle, config=rules, deterministic=cfg.eval.deterministic)
+    rows = []
+    for spec in cfg.eval.opponents:
+        t0 = time.perf_counter()
+        tournament = Tournament(
+            specs=("policy", *[spec] * (n - 1)), games=cfg.eval.games, seed=cfg.eval.seed, table_size=n, rules=rules
+        )
+        players = [learner, *[make(spec, config=rules, num_players=n) for _ in range(n - 1)]]
+        game = QuiddlerGame(tournament.rules)
+        wins = ties = 0
+        scores, others, margins = [], [], []
+        for index in range(tournament.total_games):
+            played = play_scheduled_game(tournament, players, game, index)
+            seat = played.seats.index(0)
+            winners = played.winners
+            if seat in winners:
+                wins += len(winners) == 1
+                ties += len(winners) > 1
+            rest = [t for s, t in enumerate(played.totals) if s != seat]
+            scores.append(played.totals[seat])
+            others.append(float(np.mean(rest)))
+            margins.append(played.totals[seat] - max(rest))
+        games = tournament.total_games
+        rows.append(
+            EvalRow(
+                step=int(step),
+                opponent=spec,
+                games=games,
+                win_rate=wins / games,
+                tie_rate=ties / games,
+                loss_rate=1 - (wins + ties) / games,
+                mean_score=float(np.mean(scores)),
+                mean_opponent_score=float(np.mean(others)),
+                mean_margin=float(np.mean(margins)),
+                seconds=time.perf_counter() - t0,
+            )
+        )
+    return rows

@@ -1,0 +1,32 @@
+"""What the sb3 backend adds to a run config: no section of its own, the training env's `layout_shaping`.
+
+Imports nothing of SB3, so a config validates without it (see `agents.training.backends`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..checks import RunConfigError
+from .opponents import check_layout_shaping
+
+if TYPE_CHECKING:
+    from ..config import RunConfig
+
+SECTIONS: tuple[str, ...] = ()
+ENV_OPTIONS: dict[str, tuple[Any, Any]] = {"layout_shaping": (0.0, check_layout_shaping)}
+"""Options of the sb3 training env (`TrainingEnv`), as (default, its own check)."""
+
+
+def resolve_sections(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {}
+
+
+def check_run(cfg: RunConfig) -> None:
+    """A minibatch must fit in a rollout (`algo.n_steps` x `train.n_envs` steps)."""
+    rollout = cfg.algo.n_steps * cfg.train.n_envs
+    if cfg.algo.batch_size > rollout:
+        raise RunConfigError(
+            f"config key 'algo.batch_size': {cfg.algo.batch_size} is more than a rollout holds "
+            f"(algo.n_steps x train.n_envs = {rollout})"
+        )

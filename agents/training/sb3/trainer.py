@@ -1,0 +1,410 @@
+"""The sb3 trainer: MaskablePPO (sb3-contrib) on `Quiddler-v0` with bot opponents and a self-play league.
+
+What only SB3 needs; the run folder, checkpoints, evaluation and the best model are the
+run layer's (`agents.training.run`). The pieces:
+
+- Imitation warm start (`pretrain`): before the first step of a new run, the network
+  copies a teacher bot.
+- Vector env: `n_envs` `TrainingEnv`s (opponents drawn per episode from the configured
+  mixture and the league pool) in a `DummyVecEnv` or `SubprocVecEnv`, under `VecMonitor`
+  and a timer of the time the learner waits on the envs. Masks reach the policy through
+  `action_masks()`, served from the step infos.
+- `RunCallback`: at the start of each rollout (after the previous update, so weights,
+  optimiser and step count agree) it adds a league snapshot when due and hands the step
+  to `RunSession.boundary`; it drives the progress bar and logs training win rates.
+- Checkpoint files: the policy bundle (`policy/`), `optimizer.pt`, `rng.pt` (torch's
+  generator); the backend state in `state.json` holds the update and episode counters,
+  the league pool and numpy's and Python's global generators (SB3 draws minibatches from
+  them). Resume reads only tensors (`weights_only=True`) and JSON: nothing is unpickled.
+  Games in progress at a checkpoint are not saved: a resumed run starts new games,
+  seeded from (seed, step).
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+from collections import deque
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import KVWriter, Logger
+from stable_baselines3.common.utils import LinearSchedule
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnvWrapper, VecMonitor
+
+from agents.policies.bundle import PolicyLoadError, load_weights
+from agents.policies.sb3 import save_policy_bundle
+from quiddler_env.core import files
+
+from ..config import RunConfig
+from ..run import CheckpointError, RunSession, session_seed
+from .league import League
+from .opponents import LEAGUE, make_training_env
+
+POLICY_DIR = "policy"
+OPTIMIZER_FILE = "optimizer.pt"
+RNG_FILE = "rng.pt"
+WIN_WINDOW = 200
+"""Episodes in the sliding window of the training win rates."""
+
+
+def _next_multiple(step: int, every: int) -> int:
+    return (step // every + 1) * every
+
+
+def _outcome(info: dict[str, Any]) -> str:
+    """'win' (sole top total), 'tie' (shared top) or 'loss' for the learner, from a final step's info."""
+    winners = info.get("winners")
+    seat = info.get("seat")
+    if winners is None or seat not in winners:
+        return "loss"
+    return "win" if len(winners) == 1 else "tie"
+
+
+# -- vector env ------------------------------------------------------------------------------------
+
+
+def build_vec_env(cfg: RunConfig, league_paths: list[str], n_envs: int | None = None):
+    """The training vector env: SubprocVecEnv (or DummyVecEnv) of TrainingEnvs, under VecMonitor and a timer."""
+    n = n_envs or cfg.train.n_envs
+    factory = partial(
+        make_training_env,
+        cfg.game_config().to_dict(),
+        cfg.env_options(),
+        [(o.spec, o.weight) for o in cfg.opponents],
+        cfg.league.weight if cfg.league.enabled else 0.0,
+        list(league_paths),
+        cfg.league.deterministic,
+        cfg.algo.observation_features,
+        cfg.env["layout_shaping"],
+    )
+    kind = cfg.train.vec_env
+    if kind == "auto":
+        kind = "subproc" if n > 1 else "dummy"
+    venv = SubprocVecEnv([factory] * n) if kind == "subproc" else DummyVecEnv([factory] * n)
+    return TimedVecEnv(VecMonitor(venv))
+
+
+class TimedVecEnv(VecEnvWrapper):
+    """Adds up the wall time the learner spends waiting on the envs, and serves the action masks from the infos.
+
+    MaskablePPO asks for the masks with `env_method("action_masks")` before every
+    step: with `SubprocVecEnv` one more round trip to every worker. The env already
+    returns the same mask in every info (`info["action_mask"]`; after an automatic
+    reset, in the reset info), so the masks are kept from the last step instead.
+    """
+
+    def __init__(self, venv):
+        super().__init__(venv)
+        self.env_seconds = 0.0
+        self._masks: list[np.ndarray] | None = None
+
+    def _keep_masks(self, infos, dones=None) -> None:
+        reset_infos = self.unwrapped.reset_infos
+        try:
+            self._masks = [
+                np.asarray((reset_infos[i] if dones is not None and dones[i] else infos[i])["action_mask"], dtype=bool)
+                for i in range(self.num_envs)
+            ]
+        except (KeyError, IndexError, TypeError):
+            self._masks = None  # an env without masks in its infos: ask the envs
+
+    def reset(self):
+        t0 = time.perf_counter()
+        try:
+            obs = self.venv.reset()
+            self._keep_masks(self.unwrapped.reset_infos)
+            return obs
+        finally:
+            self.env_seconds += time.perf_counter() - t0
+
+    def step_async(self, actions):
+        t0 = time.perf_counter()
+        self._masks = None
+        self.venv.step_async(actions)
+        self.env_seconds += time.perf_counter() - t0
+
+    def step_wait(self):
+        t0 = time.perf_counter()
+        try:
+            obs, rewards, dones, infos = self.venv.step_wait()
+            self._keep_masks(infos, dones)
+            return obs, rewards, dones, infos
+        finally:
+            self.env_seconds += time.perf_counter() - t0
+
+    def env_method(self, method_name, *method_args, indices=None, **method_kwargs):
+        if method_name == "action_masks" and indices is None and not method_args and self._masks is not None:
+            return [m.copy() for m in self._masks]
+        t0 = time.perf_counter()
+        try:
+            return self.venv.env_method(method_name, *method_args, indices=indices, **method_kwargs)
+        finally:
+            self.env_seconds += time.perf_counter() - t0
+
+
+def _schedule(s):
+    # SB3's own schedule classes, so model.zip loads without this package.
+    return s.start if s.constant else LinearSchedule(s.start, s.end, 1.0)
+
+
+def build_model(cfg: RunConfig, venv: Any):
+    """A fresh MaskablePPO for the config (seeded with the run seed)."""
+    a = cfg.algo
+    return MaskablePPO(
+        "MlpPolicy",
+        venv,
+        learning_rate=_schedule(a.learning_rate),
+        n_steps=a.n_steps,
+        batch_size=a.batch_size,
+        n_epochs=a.n_epochs,
+        gamma=a.gamma,
+        gae_lambda=a.gae_lambda,
+        clip_range=_schedule(a.clip_range),
+        ent_coef=a.ent_coef,
+        vf_coef=a.vf_coef,
+        max_grad_norm=a.max_grad_norm,
+        target_kl=a.target_kl,
+        normalize_advantage=a.normalize_advantage,
+        policy_kwargs={
+            "net_arch": {k: list(v) for k, v in a.net_arch.items()},
+            "activation_fn": getattr(torch.nn, a.activation),
+            "ortho_init": a.ortho_init,
+        },
+        seed=cfg.seed,
+        device=a.device,
+        verbose=0,
+    )
+
+
+# -- the trainer -----------------------------------------------------------------------------------
+
+
+class SB3Trainer:
+    """The `Trainer` of the run layer for MaskablePPO."""
+
+    def __init__(self, session: RunSession) -> None:
+        cfg = session.cfg
+        self.cfg = cfg
+        self.session = session
+        torch.set_num_threads(cfg.train.torch_threads)
+        self.league = League(session.folder, cfg.league.pool_size) if cfg.league.enabled else None
+        self.next_snapshot = _next_multiple(0, cfg.league.snapshot_every) if cfg.league.enabled else None
+        self.venv = build_vec_env(cfg, [])
+        self.model = build_model(cfg, self.venv)
+
+    # -- the run layer's calls -----------------------------------------------------------------
+
+    def num_timesteps(self) -> int:
+        return int(self.model.num_timesteps)
+
+    def export_policy(self, folder: Path, description: dict[str, Any]) -> None:
+        save_policy_bundle(self.model, folder, {**description, "algorithm": "MaskablePPO"})
+
+    def save_state(self, folder: Path) -> dict[str, Any]:
+        step = self.num_timesteps()
+        self.export_policy(folder / POLICY_DIR, self.session.description(step))
+        optimizer = self.model.policy.optimizer.state_dict()
+        files.write_atomic(folder / OPTIMIZER_FILE, lambda fh: torch.save(optimizer, fh))
+        rng = {"torch": torch.get_rng_state()}
+        files.write_atomic(folder / RNG_FILE, lambda fh: torch.save(rng, fh))
+        np_state = np.random.get_state()
+        version, internal, gauss = random.getstate()
+        return {
+            "n_updates": int(self.model._n_updates),
+            "episode_num": int(self.model._episode_num),
+            "numpy_global_rng": [
+                np_state[0],
+                np_state[1].tolist(),
+                int(np_state[2]),
+                int(np_state[3]),
+                float(np_state[4]),
+            ],
+            "python_random": [version, list(internal), gauss],
+            "league": self.league.state() if self.league else [],
+            "next_snapshot": self.next_snapshot,
+        }
+
+    def load_state(self, folder: Path, state: dict[str, Any]) -> None:
+        model = self.model
+        try:
+            backend = state["backend_state"]
+            weights = load_weights(folder / POLICY_DIR / "policy.pt")
+            optimizer = load_weights(folder / OPTIMIZER_FILE)
+            rng = load_weights(folder / RNG_FILE)
+            model.policy.load_state_dict(weights, strict=True)
+            model.policy.optimizer.load_state_dict(optimizer)
+            league = (
+                League(self.session.folder, self.cfg.league.pool_size, backend.get("league", []))
+                if self.cfg.league.enabled
+                else None
+            )
+            model.num_timesteps = int(state["num_timesteps"])
+            model._n_updates = int(backend["n_updates"])
+            model._episode_num = int(backend["episode_num"])
+            torch.set_rng_state(rng["torch"])
+            name, keys, pos, has_gauss, cached = backend["numpy_global_rng"]
+            version, internal, gauss = backend["python_random"]
+        except (PolicyLoadError, OSError, KeyError, TypeError, ValueError, RuntimeError) as exc:
+            raise CheckpointError(f"checkpoint {folder} cannot be restored: {exc}") from None
+        np.random.set_state((name, np.asarray(keys, dtype=np.uint32), pos, has_gauss, cached))
+        random.setstate((version, tuple(internal), gauss))
+        self.league = league
+        self.next_snapshot = backend.get("next_snapshot", self.next_snapshot)
+        if league is not None:
+            self.venv.env_method("set_league", league.paths())
+
+    def env_seconds(self) -> float:
+        return self.venv.env_seconds
+
+    def summary(self) -> dict[str, Any]:
+        return {"n_envs": self.cfg.train.n_envs, "vec_env": self.cfg.train.vec_env}
+
+    def close(self) -> None:
+        self.venv.close()
+
+    # -- training ------------------------------------------------------------------------------
+
+    def pretrain(self) -> None:
+        """The imitation warm start of a new run (`pretrain.teacher`), figures in pretrain.json."""
+        from .pretrain import behaviour_clone, collect_demonstrations
+
+        cfg = self.cfg
+        data = collect_demonstrations(cfg, cfg.pretrain.games, cfg.seed)
+        figures = behaviour_clone(self.model, data, cfg, cfg.seed)
+        files.write_json(self.session.folder / "pretrain.json", figures)
+        self.session.say(
+            f"imitation of {figures['teacher']}: {figures['decisions']} decisions, "
+            f"held-out accuracy {figures['held_out_accuracy']:.3f}"
+        )
+
+    def snapshot(self, step: int) -> None:
+        """A frozen copy of the learner joins the league pool when its step has come."""
+        if self.league is None or self.next_snapshot is None or step < self.next_snapshot:
+            return
+        self.league.add(self.model, step, self.session.description(step))
+        self.venv.env_method("set_league", self.league.paths())
+        self.next_snapshot = _next_multiple(step, self.cfg.league.snapshot_every)
+
+    def train(self, session: RunSession) -> None:
+        cfg = self.cfg
+        resumed = session.resumed_from is not None
+        if not resumed and cfg.pretrain.teacher:
+            self.pretrain()
+        self.venv.seed(session_seed(cfg.seed, session.start_step))
+        self.model.set_logger(Logger(str(session.folder), [SessionFormat(session)]))
+        callback = RunCallback(self, session)
+        session.t_start = time.perf_counter()
+        remaining = cfg.train.total_timesteps - session.start_step
+        if remaining > 0:
+            self.model.learn(
+                remaining,
+                callback=callback,
+                log_interval=cfg.train.log_interval,
+                reset_num_timesteps=not resumed,
+                progress_bar=False,
+            )
+
+
+def make_trainer(session: RunSession) -> SB3Trainer:
+    return SB3Trainer(session)
+
+
+class SessionFormat(KVWriter):
+    """SB3 logger output: each dump becomes a row of train.csv (and TensorBoard) through the run session."""
+
+    def __init__(self, session: RunSession) -> None:
+        self.session = session
+
+    def write(self, key_values, key_excluded, step=0):
+        row: dict[str, Any] = {"step": step}
+        for key, value in key_values.items():
+            excluded = key_excluded.get(key)
+            if excluded is not None and "csv" in excluded:
+                continue
+            if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+                row[key] = value
+        self.session.log_train(row)
+
+    def close(self):
+        pass
+
+
+class RunCallback(BaseCallback):
+    """League snapshots and the run layer's boundary at rollout starts; progress bar; training statistics."""
+
+    def __init__(self, trainer: SB3Trainer, session: RunSession) -> None:
+        super().__init__(verbose=0)
+        self.trainer = trainer
+        self.session = session
+        self.outcomes: deque[tuple[str, tuple[str, ...]]] = deque(maxlen=WIN_WINDOW)
+        self.bar = None
+
+    def _on_training_start(self) -> None:
+        cfg = self.session.cfg
+        if cfg.train.progress_bar and not self.session.quiet:
+            from tqdm import tqdm
+
+            # Training stops at the first whole rollout past total_timesteps.
+            rollout = cfg.algo.n_steps * self.training_env.num_envs
+            self.bar = tqdm(
+                total=-(-cfg.train.total_timesteps // rollout) * rollout,
+                initial=self.model.num_timesteps,
+                unit="step",
+                unit_scale=True,
+                dynamic_ncols=True,
+                desc=cfg.name,
+                smoothing=0.1,
+                file=sys.stderr,
+            )
+
+            def show(rows) -> None:
+                self.bar.set_postfix_str(" ".join(f"{r.opponent} {r.win_rate:.2f}" for r in rows), refresh=True)
+
+            self.session.on_eval = show
+
+    def _on_rollout_start(self) -> None:
+        step = int(self.model.num_timesteps)
+        t0 = time.perf_counter()
+        self.trainer.snapshot(step)
+        self.session.checkpoint_seconds += time.perf_counter() - t0
+        self.session.boundary(self.trainer, step)
+
+    def _on_step(self) -> bool:
+        if self.bar is not None:
+            self.bar.update(self.training_env.num_envs)
+        dones = self.locals.get("dones")
+        if dones is not None and dones.any():
+            for done, info in zip(dones, self.locals["infos"], strict=True):
+                if done:
+                    kinds = tuple(
+                        LEAGUE if n.startswith(f"{LEAGUE}:") else n for n in info.get("opponent_policies", ())
+                    )
+                    self.outcomes.append((_outcome(info), kinds))
+        return True
+
+    def _on_rollout_end(self) -> None:
+        stats = self.session.timing(self.trainer)
+        self.logger.record("time/env_share", stats["env_share"])
+        self.logger.record("time/steps_per_second", stats["steps_per_second"])
+        if self.outcomes:
+            self.logger.record("rollout/win_rate", float(np.mean([o == "win" for o, _ in self.outcomes])))
+            by_kind: dict[str, list[bool]] = {}
+            for outcome, kinds in self.outcomes:
+                for kind in set(kinds):
+                    by_kind.setdefault(kind, []).append(outcome == "win")
+            for kind, wins in by_kind.items():
+                if not kind.startswith("policy:"):  # paths make poor column names
+                    self.logger.record(f"rollout/win_rate_vs_{kind}", float(np.mean(wins)))
+
+    def _on_training_end(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+            self.session.on_eval = None
