@@ -68,9 +68,9 @@ def test_tiny_run_writes_the_whole_run_folder(tmp_path):
         "eval.csv",
         "learning_curve.png",
         "summary.json",
-        "model.zip",
-        "policy.pt",
-        "policy.json",
+        "final/model.zip",
+        "final/policy.pt",
+        "final/policy.json",
         "best/policy.json",
         "best/policy.pt",
     ):
@@ -96,16 +96,24 @@ def test_tiny_run_writes_the_whole_run_folder(tmp_path):
     checkpoints = sorted(p.name for p in (run / "checkpoints").iterdir())
     assert checkpoints == ["step_000000512", "step_000001024"]  # keep_checkpoints: 2
     last = run / "checkpoints" / "step_000001024"
-    for name in ("model.zip", "policy.pt", "policy.json", "optimizer.pt", "rng.pt", "state.json"):
+    for name in ("policy/model.zip", "policy/policy.pt", "policy/policy.json", "optimizer.pt", "rng.pt", "state.json"):
         assert (last / name).is_file(), name
-    assert json.loads((last / "state.json").read_text())["num_timesteps"] == 1024
+    state = json.loads((last / "state.json").read_text())
+    assert state["num_timesteps"] == 1024
+    # state.json lists every other file of the checkpoint with its sha256.
+    import hashlib
+
+    listed = {p.relative_to(last).as_posix() for p in last.rglob("*") if p.is_file() and p.name != "state.json"}
+    assert set(state["files"]) == listed
+    for name, digest in state["files"].items():
+        assert hashlib.sha256((last / name).read_bytes()).hexdigest() == digest, name
     summary = json.loads((run / "summary.json").read_text())
     assert summary["num_timesteps"] == 1024 and 0 < summary["session"]["env_share"] <= 1.0
 
     # The final model loads without unpickling anything and plays legal games.
     from agents import make, play_game
 
-    desc = json.loads((run / "policy.json").read_text())
+    desc = json.loads((run / "final" / "policy.json").read_text())
     assert desc["num_timesteps"] == 1024 and desc["config"]["num_players"] == 2
     policy = make(f"policy:{run / 'model.zip'}", seed=0, num_players=2)
     record = play_game([policy, make("random", seed=1, num_players=2)], seed=5)
@@ -161,7 +169,7 @@ def test_killed_run_resumes_to_the_requested_total(tmp_path):
         proc.wait(timeout=60)
         proc.stderr.close()
     assert proc.returncode == -signal.SIGKILL
-    assert not (run / "model.zip").exists()
+    assert not (run / "final").exists()
 
     resumed = _train("--resume", str(run), "--quiet")
     assert resumed.returncode == 0, resumed.stderr[-3000:]
@@ -175,7 +183,7 @@ def test_killed_run_resumes_to_the_requested_total(tmp_path):
     assert len(eval_steps) == 5  # one opponent: one row per evaluation
     state = json.loads((run / "checkpoints" / "step_000004096" / "state.json").read_text())
     assert state["num_timesteps"] == 4096
-    assert state["league"] == ["step_000003584", "step_000004096"]  # the newest pool_size copies
+    assert state["backend_state"]["league"] == ["step_000003584", "step_000004096"]  # the newest pool_size copies
     members = sorted(p.name for p in (run / "league").iterdir())
     assert members == [f"step_{s:09d}" for s in range(512, 4097, 512)]
     meta = json.loads((run / "run.json").read_text())
@@ -187,7 +195,7 @@ def test_killed_run_resumes_to_the_requested_total(tmp_path):
     more = _train("--resume", str(run), "--quiet", "train.total_timesteps=4608")
     assert more.returncode == 0, more.stderr[-3000:]
     assert _steps(run / "train.csv") == list(range(256, 4609, 256))
-    assert json.loads((run / "policy.json").read_text())["num_timesteps"] == 4608
+    assert json.loads((run / "final" / "policy.json").read_text())["num_timesteps"] == 4608
     # Resuming a finished run trains nothing and leaves the step count where it is.
     again = _train("--resume", str(run), "--quiet")
     assert again.returncode == 0, again.stderr[-3000:]
@@ -213,7 +221,7 @@ def test_same_seed_same_model(tmp_path):
             "eval.at_start=false",
         )
         assert proc.returncode == 0, proc.stderr[-3000:]
-        weights.append(torch.load(tmp_path / name / "policy.pt", weights_only=True))
+        weights.append(torch.load(tmp_path / name / "final" / "policy.pt", weights_only=True))
     assert weights[0].keys() == weights[1].keys()
     for key in weights[0]:
         assert torch.equal(weights[0][key], weights[1][key]), key

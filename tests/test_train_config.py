@@ -96,9 +96,10 @@ def test_defaults_and_resolved_env():
     assert cfg.env["hand_sizes"] == [3, 4, 5, 6, 7, 8, 9, 10]  # every rule is written out
     assert cfg.env_options() == {
         "reward_mode": "round_score",
-        "reward_scale": None,
+        "reward_scale": 0.01,  # the mode's default, resolved
         "learner_seat": "random",
         "max_cycles": None,
+        "illegal_reward": -1.0,
     }
 
 
@@ -187,7 +188,8 @@ def test_bad_files(tmp_path):
 def test_existing_run_folder_needs_resume_or_force(tmp_path):
     cfg = load_run_config(ROOT / "configs/quickstart.yaml")
     run = tmp_path / "run"
-    run.mkdir()
+    (run / "checkpoints" / "step_000000000").mkdir(parents=True)
+    (run / "checkpoints" / "step_000000000" / "state.json").write_text("{}")
     (run / "config.yaml").write_text(dump_yaml(cfg))
     with pytest.raises(RunFolderError, match="--resume"):
         start_run(cfg, run_dir=run)
@@ -206,5 +208,8 @@ def test_resume_only_changes_training_keys(tmp_path):
     (run / "config.yaml").write_text(dump_yaml(cfg))
     with pytest.raises(RunConfigError, match="'env.num_players' defines the run"):
         resume_run(run, ["env.num_players=3"])
-    with pytest.raises(RunFolderError, match="not a run folder"):
+    with pytest.raises(RunFolderError, match="does not exist"):
         resume_run(tmp_path / "nothing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(RunFolderError, match="not a run folder"):
+        resume_run(tmp_path / "empty")

@@ -9,10 +9,10 @@ import pytest
 
 from agents import make
 from agents.features import FEATURE_SETS, ObservationFeatures, feature_set
-from agents.policy import PolicyLoadError, load_policy, save_policy_bundle
+from agents.policies import PolicyLoadError, load_policy, save_policy_bundle
 from agents.training.config import RunConfig
-from agents.training.opponents import TrainingEnv
-from agents.training.pretrain import behaviour_clone, collect_demonstrations
+from agents.training.sb3.opponents import TrainingEnv
+from agents.training.sb3.pretrain import behaviour_clone, collect_demonstrations
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.dictionary import load_dictionary
 from quiddler_env.core.game import Phase

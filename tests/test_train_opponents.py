@@ -8,10 +8,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from agents.policy import load_policy
-from agents.training.league import League, member_name
-from agents.training.opponents import LEAGUE, OpponentMixture, make_training_env
-from agents.training.runfiles import CsvTable, write_json_atomic
+from agents.policies import load_policy
+from agents.training.sb3.league import League, member_name
+from agents.training.sb3.opponents import LEAGUE, OpponentMixture, make_training_env
+from agents.training.runfiles import CsvTable
 from quiddler_env.core.config import QuiddlerConfig
 
 RULES = QuiddlerConfig(num_players=2)
@@ -132,16 +132,10 @@ def test_csv_table_appends_extends_and_truncates(tmp_path):
     assert path.read_text().splitlines()[-1] == "30,3.5,"
 
 
-def test_atomic_json_leaves_no_temporary_file(tmp_path):
-    write_json_atomic(tmp_path / "x.json", {"b": 1, "a": [1, 2]})
-    assert json.loads((tmp_path / "x.json").read_text()) == {"a": [1, 2], "b": 1}
-    assert [p.name for p in tmp_path.iterdir()] == ["x.json"]
-
-
 @pytest.mark.parametrize("vec_env", ["dummy", "subproc"])
 def test_training_vec_env_masks_match_the_envs(vec_env):
     from agents.training.config import RunConfig
-    from agents.training.sb3 import build_vec_env
+    from agents.training.sb3.trainer import build_vec_env
 
     cfg = RunConfig.from_mapping({"opponents": [{"spec": "random"}], "train": {"n_envs": 2, "vec_env": vec_env}})
     venv = build_vec_env(cfg, [])

@@ -446,7 +446,8 @@ def _parse_env(env: dict[str, Any], backend_options: Mapping[str, Any]) -> dict[
         rules = QuiddlerConfig.from_mapping({k: v for k, v in env.items() if k in fields})
     except ValueError as exc:
         raise RunConfigError(str(exc).replace("config key '", "config key 'env.")) from None
-    given = {k: env[k] for k in RUN_ENV_OPTIONS if k in env}
+    # Training's one default of its own: the learner sits at a random seat each game (the env's default is seat 0).
+    given = {"learner_seat": "random", **{k: env[k] for k in RUN_ENV_OPTIONS if k in env}}
     options = owned("env.", check_env_options, "gym", given, rules)
     # The resolved env section names every rule and option, so a run folder's config.yaml is complete.
     out = rules.to_dict()

@@ -310,6 +310,7 @@ class SB3Trainer:
                 reset_num_timesteps=not resumed,
                 progress_bar=False,
             )
+        self.snapshot(self.num_timesteps())  # the pool at the end, as the final checkpoint records it
 
 
 def make_trainer(session: RunSession) -> SB3Trainer:
