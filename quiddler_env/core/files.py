@@ -216,19 +216,22 @@ def remove_stale_temporaries(folder: str | os.PathLike, recursive: bool = True) 
 
 
 def check_writable_folder(folder: str | os.PathLike, what: str = "output folder") -> Path:
-    """`folder` exists as a folder or can be made: its nearest existing ancestor is a writable folder."""
-    folder = Path(folder)
-    if str(folder).strip() == "":
+    """`folder` is, or can be made, a writable folder: tried by making (and removing) a temporary folder in it
+    or in its nearest existing ancestor, so nothing is left behind either way."""
+    if str(folder).strip() == "":  # before Path(), which reads "" as "."
         raise ValueError(f"{what} is empty; name a folder")
+    folder = Path(folder)
     probe = folder
-    while not probe.exists():
+    while not probe.exists() and not probe.is_symlink():
         if probe.parent == probe:
             break
         probe = probe.parent
     if probe.exists() and not probe.is_dir():
         raise ValueError(f"{what} {folder}: {probe} is a file, not a folder")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise ValueError(f"{what} {folder}: {probe} is not writable")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".probe.", suffix=TMP_SUFFIX, dir=probe))
+    except OSError as exc:
+        raise ValueError(f"{what} {folder}: {probe} is not writable ({exc.strerror or exc})") from None
     return folder
 
 
