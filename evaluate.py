@@ -13,11 +13,14 @@ each file atomically. A bad input is a one-line error and exit code 2.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from quiddler_env.core.config import QuiddlerConfig, RuleOption
 
 EXIT_BAD_INPUT = 2
 DEFAULTS: dict[str, Any] = {
@@ -33,17 +36,9 @@ DEFAULTS: dict[str, Any] = {
     "quiet": False,
     "rules": {},
 }
-# Rule options of QuiddlerConfig settable from the command line (num_players is the table size).
-RULE_FLAGS = (
-    "hand_sizes",
-    "min_word_cards",
-    "two_player_bonus",
-    "bonus_value",
-    "score_floor",
-    "go_out",
-    "dictionary",
-    "turn_cap",
-)
+# Rule options of QuiddlerConfig settable from the command line, read from its fields (num_players is the table size).
+RULE_OPTIONS = tuple(o for o in QuiddlerConfig.rule_options() if o.kind is not None)
+RULE_FLAGS = tuple(o.name for o in RULE_OPTIONS)
 
 
 class BadInput(Exception):
@@ -55,13 +50,44 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def _turn_cap(text: str) -> int | None:
-    if text.lower() in ("none", "null", "off"):
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"turn cap must be an integer or none, got {text!r}") from None
+def _int_or_none(name: str):
+    def parse(text: str) -> int | None:
+        if text.lower() in ("none", "null", "off"):
+            return None
+        try:
+            return int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer or none, got {text!r}") from None
+
+    return parse
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, (tuple, list)):
+        return " ".join(map(str, value))
+    return "none" if value is None else str(value)
+
+
+def add_rule_option(group: argparse._ArgumentGroup, option: RuleOption) -> None:
+    """One rule flag, its type and help from the QuiddlerConfig field's declaration."""
+    text = option.help
+    if option.choices and option.kind != "choice":  # a choice's metavar lists them
+        text += f"; one of {', '.join(map(str, option.choices))}"
+    text += f" (default {_shown(option.default)})"
+    kwargs: dict[str, Any] = {"help": text.replace("%", "%%")}
+    if option.kind == "int":
+        kwargs.update(type=int, metavar="N")
+    elif option.kind == "ints":
+        kwargs.update(type=int, nargs="+", metavar="N")
+    elif option.kind == "int_or_none":
+        kwargs.update(type=_int_or_none(option.name.replace("_", " ")), metavar="N|none")
+    elif option.kind == "choice":
+        kwargs.update(metavar="{" + ",".join(map(str, option.choices)) + "}")
+    elif option.kind == "text":
+        kwargs.update(metavar="TEXT")
+    else:
+        raise ValueError(f"rule option {option.name}: no command-line form for kind {option.kind!r}")
+    group.add_argument(option.flag, dest=option.name, **kwargs)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -80,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--duplicate", action=argparse.BooleanOptionalAction, default=None, help="duplicate deals (default on)"
     )
     p.add_argument("--workers", type=int, help="worker processes (default, or 0: all cores)")
-    p.add_argument("--out", type=Path, help="output folder")
+    p.add_argument("--out", help="output folder: replaced whole by this run's files (a new, empty or earlier run's)")
     p.add_argument(
         "--save-games", action=argparse.BooleanOptionalAction, default=None, help="write games.jsonl (for --replay)"
     )
@@ -93,16 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action=argparse.BooleanOptionalAction, default=None, help="no progress bar, no summary")
     p.add_argument("--list-agents", action="store_true", help="print the agent specs and exit")
     rules = p.add_argument_group("rules (QuiddlerConfig; defaults: the rule book's)")
-    rules.add_argument("--hand-sizes", type=int, nargs="+", metavar="N", help="cards dealt each round, e.g. 3 4 5")
-    rules.add_argument("--min-word-cards", type=int, help="1 or 2")
-    rules.add_argument("--two-player-bonus", help="longest_word, most_words or both")
-    rules.add_argument("--bonus-value", type=int, help="points of each bonus (0 disables)")
-    rules.add_argument("--score-floor", help="round, total or none")
-    rules.add_argument("--go-out", help="optional or forced")
-    rules.add_argument("--dictionary", help='"enable" or a word-list file')
-    rules.add_argument(
-        "--turn-cap", type=_turn_cap, help="turns each per round before it is scored anyway; none: no cap"
-    )
+    for option in RULE_OPTIONS:
+        add_rule_option(rules, option)
     replay = p.add_argument_group("replay")
     replay.add_argument("--replay", type=Path, metavar="FILE", help="print a game from a games.jsonl file and exit")
     replay.add_argument("--game", type=int, default=0, help="which game to replay (its index; default 0)")
@@ -110,19 +128,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
-    """The options in a YAML file (safe_load); unknown keys are an error naming them."""
-    import yaml
+    """The options in a YAML file (files.read_yaml_mapping); unknown keys are an error naming them."""
+    from quiddler_env.core.files import read_yaml_mapping
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise BadInput(f"cannot read config file {path}: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise BadInput(f"config file {path} is not valid YAML: {' '.join(str(exc).split())}") from None
-    if data is None:
-        return {}
-    if not isinstance(data, Mapping):
-        raise BadInput(f"config file {path} must hold a mapping of options, got {type(data).__name__}")
+        data = read_yaml_mapping(path, what="config file")
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
     unknown = sorted(set(data) - set(DEFAULTS))
     if unknown:
         raise BadInput(f"config file {path}: unknown key(s) {', '.join(unknown)}; known: {', '.join(DEFAULTS)}")
@@ -161,8 +173,10 @@ def resolve(args: argparse.Namespace) -> dict[str, Any]:
     for key in ("duplicate", "save_games", "trust_models", "quiet"):
         if not isinstance(options[key], bool):
             raise BadInput(f"{key} must be true or false, got {options[key]!r}")
-    if options["out"] is None or not str(options["out"]):
-        raise BadInput("out must name an output folder")
+    out = options["out"]
+    if not isinstance(out, (str, os.PathLike)) or not str(out).strip():
+        raise BadInput(f"out must name an output folder, got {out!r}")
+    options["out"] = Path(out)
     return options
 
 
@@ -181,18 +195,20 @@ def _one_line(exc: BaseException) -> str:
 
 def run(args: argparse.Namespace) -> int:
     options = resolve(args)
-    from agents.evaluation.report import prepare_output, write_outputs
-    from agents.evaluation.summary import summarize
+    from agents.evaluation.report import check_output, remove_stale_run
     from agents.evaluation.tournament import (
         Tournament,
         build_players,
-        default_workers,
+        policy_identities,
         policy_table_size,
-        run_tournament,
     )
-    from quiddler_env.core.config import QuiddlerConfig
+    from quiddler_env.core.files import FolderBusyError, FolderLock
     from quiddler_env.core.game import QuiddlerGame
 
+    try:
+        out = check_output(options["out"])  # before the players load: a bad folder fails at once
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
     table_size = options["table_size"]
     if table_size is None:
         # A policy plays the table size it was trained for; the pool then takes turns at that table.
@@ -218,12 +234,32 @@ def run(args: argparse.Namespace) -> int:
         )
         QuiddlerGame(tournament.rules)  # loads the dictionary: a bad word list fails here, not in a worker
         build_players(tournament)  # every spec and model file checked before anything is played or written
+        policies = policy_identities(tournament)
     except (ValueError, OSError) as exc:
         raise BadInput(_one_line(exc)) from None
+
+    lock = FolderLock(out, what="output folder")
     try:
-        out = prepare_output(options["out"])
+        lock.acquire()  # held until the run is in place: a second evaluate.py on this folder stops here
+    except FolderBusyError as exc:
+        raise BadInput(exc.strerror) from None
+    except OSError as exc:
+        raise BadInput(f"output folder {out}: cannot take its lock {lock.path}: {exc.strerror or exc}") from None
+    try:
+        remove_stale_run(out)  # what a killed run left
+        check_output(out)  # again, now that no other run can change it
+        return _play_and_write(options, tournament, policies, out)
     except ValueError as exc:
         raise BadInput(str(exc)) from None
+    finally:
+        lock.release()
+
+
+def _play_and_write(options: dict[str, Any], tournament, policies: dict[str, Any], out: Path) -> int:
+    """Play the tournament, then put its files in `out` as one unit (the caller holds the folder's lock)."""
+    from agents.evaluation.report import write_run
+    from agents.evaluation.summary import summarize
+    from agents.evaluation.tournament import default_workers, policy_identities, run_tournament
 
     workers = options["workers"] or default_workers()
     quiet = options["quiet"]
@@ -251,6 +287,8 @@ def run(args: argparse.Namespace) -> int:
         return 130
     bar.close()
     seconds = time.perf_counter() - start
+    if policy_identities(tournament) != policies:
+        raise ValueError("a policy bundle changed while the games were played; no results written, run again")
     summary = summarize(tournament, played)
     run_info = {
         "workers": workers,
@@ -259,7 +297,16 @@ def run(args: argparse.Namespace) -> int:
         "out": str(out),
         "argv": sys.argv[1:],
     }
-    written = write_outputs(out, tournament, played, summary, run_info, save_games=options["save_games"])
+    try:
+        written = write_run(out, tournament, played, summary, run_info, options["save_games"], policies)
+    except KeyboardInterrupt:
+        print(
+            f"evaluate.py: interrupted while writing; {out} holds the earlier run or this one, whole", file=sys.stderr
+        )
+        return 130
+    except OSError as exc:
+        print(f"evaluate.py: error: cannot write the results to {out}: {exc}", file=sys.stderr)
+        return 1
     if not quiet:
         print_summary(summary)
         print(f"wrote {', '.join(p.name for p in written)} to {out}/ ({len(played)} games in {seconds:.1f} s)")

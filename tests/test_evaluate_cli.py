@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import os
 import subprocess
@@ -41,7 +42,7 @@ def make_bundle(folder: Path) -> Path:
     """An untrained two-player MaskablePPO policy saved as a bundle (its play does not matter here)."""
     from sb3_contrib import MaskablePPO
 
-    from agents.policy import save_policy_bundle
+    from agents.policies import save_policy_bundle
     from quiddler_env.envs.gym_env import QuiddlerEnv
 
     model = MaskablePPO(
@@ -51,8 +52,9 @@ def make_bundle(folder: Path) -> Path:
 
 
 def describe_two_player_policy(folder: Path) -> Path:
-    """Just the policy.json of a two-player bundle: enough for the loader to refuse a three-player table."""
+    """A policy.json of a two-player bundle (weights: any bytes): enough for the loader to refuse a three-player table."""
     folder.mkdir()
+    (folder / "policy.pt").write_bytes(b"not read")
     description = {
         "format": 1,
         "observation_size": 168,
@@ -62,6 +64,7 @@ def describe_two_player_policy(folder: Path) -> Path:
         "policy_class": "MaskableActorCriticPolicy",
         "features_extractor": "FlattenExtractor",
         "share_features_extractor": True,
+        "weights_sha256": hashlib.sha256(b"not read").hexdigest(),
     }
     (folder / "policy.json").write_text(json.dumps(description))
     return folder
@@ -254,9 +257,9 @@ BAD_INPUTS = [
     (["--players", "greedy", "random", "--games", "0"], "games must be a positive integer"),
     (["--players", "greedy", "random", "--games", "many"], "argument --games: invalid int value"),
     (["--players", "greedy", "random", "--dictionary", "{missing}/words.txt"], "word list not found"),
-    (["--players", "greedy", "random", "--out", "{file}/sub"], "is not writable"),
+    (["--players", "greedy", "random", "--out", "{file}/sub"], "is a file, not a folder"),
     (["--players", "greedy", "random", "--out", "{file}"], "is not a folder"),
-    (["--config", "{missing}/eval.yaml"], "cannot read config file"),
+    (["--config", "{missing}/eval.yaml"], "eval.yaml does not exist"),
     (["--config", "{yaml_unknown}"], "unknown key(s) gmaes"),
     ([], "no players"),
 ]

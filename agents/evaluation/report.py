@@ -1,11 +1,13 @@
 """Writing a tournament's results: results.json, games.csv, report.md, PNG plots, games.jsonl.
 
-Every file is written to a temporary file in the output folder and moved into place
-(`os.replace`), so an interrupted run leaves either the complete file or none.
+A run is written into a staging folder beside the output folder and swapped into place
+whole (`write_run`, through `quiddler_env.core.files`), so the folder holds exactly one
+complete run: a killed run leaves the earlier folder or the new one, never a mix. A folder
+holding anything evaluate.py did not write is refused (`check_output`), not replaced.
 
 | file | content |
 |---|---|
-| `results.json` | every figure (`summary.summarize`), the resolved tournament and rules, the dictionary identity, package versions, the seed; `run` holds what varies between runs (workers, time) |
+| `results.json` | every figure (`summary.summarize`), the resolved tournament and rules, each policy's bundle folder and weights sha256 (`policies`), the dictionary identity, package versions, the seed; `run` holds what varies between runs (workers, time) |
 | `games.csv` | one row per player per game |
 | `report.md` | the figures as tables, with the plots |
 | `win_rate.png`, `final_scores.png`, `round_scores.png` | win rate with Wilson whiskers, final-score distributions, mean round score by hand size with interval whiskers |
@@ -19,12 +21,14 @@ import io
 import json
 import os
 import platform
-import tempfile
-from collections.abc import Callable, Sequence
+import re
+import shutil
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from quiddler_env.core import files
 from quiddler_env.core.cards import FACES
 
 from .tournament import PlayedGame, Tournament, deal_cards
@@ -45,48 +49,83 @@ PACKAGES = (
 PLOTS = ("win_rate.png", "final_scores.png", "round_scores.png")
 
 
-# -- writing files ----------------------------------------------------------------------------
+# -- the output folder ---------------------------------------------------------------------------
 
 
-def atomic_write(path: str | os.PathLike, write: Callable[[Any], None], binary: bool = False) -> None:
-    """Write through a temporary file in the same folder, then `os.replace` it into place."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+def output_files(save_games: bool = False) -> tuple[str, ...]:
+    """The files of one run, results.json last (its presence means the rest is complete)."""
+    return ("games.csv", "report.md", *PLOTS, *(("games.jsonl",) if save_games else ()), "results.json")
+
+
+OUTPUT_FILES = frozenset(output_files(save_games=True))
+
+
+def is_results_document(path: str | os.PathLike) -> bool:
+    """Whether `path` is a results.json this module wrote (a JSON object with our keys and format)."""
     try:
-        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8", "newline": ""})) as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the permissions open() would
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        doc = json.loads(files.read_text(path))
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and doc.get("format") == RESULTS_FORMAT and {"tournament", "summary"} <= set(doc)
+
+
+def check_output(out: str | os.PathLike) -> Path:
+    """An output folder this run may fill: new, empty, or an earlier run's (a ValueError naming it if not).
+
+    The run's files replace the folder as a whole, so a folder holding anything else
+    (files of the user, a results.json not ours) is refused rather than deleted.
+    """
+    if not isinstance(out, (str, os.PathLike)) or not str(out).strip():
+        raise ValueError("out must name an output folder")
+    out = Path(out)
+    if out.is_symlink():
+        raise ValueError(f"output folder {out} is a symbolic link; name the folder it points to")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"output folder {out} exists and is not a folder")
+    # The run is written beside the folder and swapped in, so the folder's parent must be writable.
+    files.check_writable_folder(out.parent if out.exists() else out, what="output folder")
+    if out.exists():
+        try:
+            names = sorted(e.name for e in out.iterdir() if not files.is_temporary(e.name))
+        except OSError as exc:
+            raise ValueError(f"output folder {out} cannot be read: {exc.strerror or exc}") from None
+        if names and not is_results_document(out / "results.json"):
+            raise ValueError(
+                f"output folder {out} is not empty and holds no results.json of evaluate.py "
+                f"({', '.join(names[:3])}{', ...' if len(names) > 3 else ''}); name a new or empty folder"
+            )
+        foreign = [n for n in names if n not in OUTPUT_FILES or not (out / n).is_file()]
+        if foreign:
+            raise ValueError(
+                f"output folder {out} holds {foreign[0]!r}, which evaluate.py did not write; "
+                "move it away or name another folder (a run replaces the folder whole)"
+            )
+    return out
+
+
+def remove_stale_run(out: Path) -> list[Path]:
+    """Remove what a killed run left of `out`: its staging folders beside it, temporaries inside it.
+
+    Only under the folder's lock (a live run's staging folder looks the same).
+    """
+    files.recover_folder(out)
+    staging = re.compile(rf"\.{re.escape(out.name)}\.[a-z0-9_]{{8}}{re.escape(files.TMP_SUFFIX)}")
+    removed = []
+    if out.parent.is_dir():
+        for entry in out.parent.iterdir():
+            if staging.fullmatch(entry.name):
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry, ignore_errors=True)
+                else:
+                    entry.unlink(missing_ok=True)
+                removed.append(entry)
+    return removed + files.remove_stale_temporaries(out, recursive=False)
 
 
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
-
-
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    atomic_write(path, lambda fh: fh.write(text))
-
-
-def prepare_output(out: str | os.PathLike) -> Path:
-    """Create the output folder and check a file can be written there (ValueError naming it if not)."""
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"output folder {out} exists and is not a folder")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".write-test.", dir=out)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise ValueError(f"output folder {out} is not writable: {exc.strerror or exc}") from None
-    return out
 
 
 # -- results.json -------------------------------------------------------------------------------
@@ -122,12 +161,18 @@ def _rounded(value: Any, digits: int = 6) -> Any:
     return value
 
 
-def results_document(tournament: Tournament, summary: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
-    """The content of results.json. Everything but `run` depends only on the tournament (and its seed)."""
+def results_document(
+    tournament: Tournament, summary: dict[str, Any], run: dict[str, Any], policies: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The content of results.json. Everything but `run` depends only on the tournament (and its seed).
+
+    `policies` (`tournament.policy_identities`): each policy player's bundle folder and weights sha256.
+    """
     return {
         "format": RESULTS_FORMAT,
         "seed": tournament.seed,
         "tournament": tournament.to_dict(),
+        "policies": policies or {},
         "dictionary": dictionary_identity(tournament),
         "versions": package_versions(),
         "summary": _rounded(summary),
@@ -411,6 +456,27 @@ def plots(summary: dict[str, Any], played: Sequence[PlayedGame], tournament: Tou
     return out
 
 
+def render_outputs(
+    tournament: Tournament,
+    played: Sequence[PlayedGame],
+    summary: dict[str, Any],
+    run: dict[str, Any],
+    save_games: bool = False,
+    policies: dict[str, Any] | None = None,
+) -> dict[str, bytes]:
+    """Every file of the run, in memory, keyed by name in `output_files` order (results.json last)."""
+    document = results_document(tournament, summary, run, policies)
+    rendered: dict[str, bytes] = {
+        "games.csv": games_csv(tournament, played).encode(),
+        "report.md": report_markdown(document).encode(),
+    }
+    rendered.update(plots(summary, played, tournament))
+    if save_games:
+        rendered["games.jsonl"] = games_jsonl(tournament, played).encode()
+    rendered["results.json"] = results_json(document).encode()
+    return {name: rendered[name] for name in output_files(save_games)}
+
+
 def write_outputs(
     out: Path,
     tournament: Tournament,
@@ -418,21 +484,38 @@ def write_outputs(
     summary: dict[str, Any],
     run: dict[str, Any],
     save_games: bool = False,
+    policies: dict[str, Any] | None = None,
 ) -> list[Path]:
-    """Render everything in memory first, then write each file atomically; returns the paths written."""
-    document = results_document(tournament, summary, run)
-    files: dict[str, bytes] = {
-        "games.csv": games_csv(tournament, played).encode(),
-        "report.md": report_markdown(document).encode(),
-    }
-    files.update(plots(summary, played, tournament))
-    if save_games:
-        files["games.jsonl"] = games_jsonl(tournament, played).encode()
-    # results.json last: when it is there, the rest of the run's files are complete too.
-    files["results.json"] = results_json(document).encode()
+    """Render everything in memory first, then write each file into `out` (files.write_atomic); returns the paths.
+
+    `write_run` puts a whole run in place at once; this writes into a folder as it is.
+    """
+    rendered = render_outputs(tournament, played, summary, run, save_games, policies)
+    out.mkdir(parents=True, exist_ok=True)
+    mode = 0o666 & ~_umask()  # write_atomic's temporary files are 0600: give the permissions open() would
     written = []
-    for name, data in files.items():
-        path = out / name
-        atomic_write(path, lambda fh, data=data: fh.write(data), binary=True)
+    for name, data in rendered.items():
+        path = files.write_atomic(out / name, data)
+        os.chmod(path, mode)
         written.append(path)
     return written
+
+
+def write_run(
+    out: Path,
+    tournament: Tournament,
+    played: Sequence[PlayedGame],
+    summary: dict[str, Any],
+    run: dict[str, Any],
+    save_games: bool = False,
+    policies: dict[str, Any] | None = None,
+) -> list[Path]:
+    """Write the run into a staging folder beside `out` and swap it in whole (`files.staged_folder`).
+
+    A kill leaves the earlier folder or the complete new one, never a mix, and nothing of
+    an earlier run stays beside the new files. Returns the paths as they are in `out`.
+    """
+    with files.staged_folder(out) as staging:
+        written = write_outputs(staging, tournament, played, summary, run, save_games, policies)
+        os.chmod(staging, 0o777 & ~_umask())  # mkdtemp makes 0700
+    return [out / p.name for p in written]

@@ -17,10 +17,14 @@ depends on another, the results are the same for any number of worker processes.
 
 from __future__ import annotations
 
+import ctypes
 import itertools
 import math
 import os
 import signal
+import sys
+import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -235,7 +239,7 @@ def policy_table_size(specs: Sequence[str]) -> int | None:
     policy, a description cannot be read (loading the agent will then say why), or
     the policies disagree.
     """
-    from agents.policy import read_description
+    from agents.policies import read_description
     from agents.registry import parse_spec
     from quiddler_env.envs.observation import observation_layout
 
@@ -255,6 +259,37 @@ def policy_table_size(specs: Sequence[str]) -> int | None:
         except ValueError:
             return None
     return tables.pop() if len(tables) == 1 and None not in tables else None
+
+
+def policy_identities(tournament: Tournament) -> dict[str, dict]:
+    """Each `policy:` player's bundle: its folder (resolved), framework and checksums, verified against the files.
+
+    Keyed by player label. `weights_sha256` is the one in `policy.json`, checked against
+    `policy.pt` (and `model_sha256` against `model.zip` where the description has it); a
+    trusted `model.zip` without a `policy.json` is named by the sha256 of its file. A
+    mismatch is a `PolicyLoadError` (a ValueError) naming the file.
+    """
+    from agents.policies import bundle
+    from agents.registry import parse_spec
+    from quiddler_env.core.files import sha256_file
+
+    out = {}
+    for label, spec in zip(tournament.labels, tournament.specs, strict=True):
+        name, path, _ = parse_spec(spec)
+        if name != "policy":
+            continue
+        folder = bundle.bundle_dir(path).resolve()
+        identity: dict = {"spec": spec, "bundle": str(folder)}
+        if tournament.trusted and not (folder / bundle.DESCRIPTION_FILE).exists():
+            identity.update(framework="sb3", weights_sha256=None, model_sha256=sha256_file(folder / bundle.MODEL_FILE))
+        else:
+            desc = bundle.read_description(folder)
+            bundle.verify_weights(folder, desc)
+            identity.update(framework=bundle.framework_of(desc), weights_sha256=desc["weights_sha256"])
+            if "model_sha256" in desc:
+                identity["model_sha256"] = desc["model_sha256"]
+        out[label] = identity
+    return out
 
 
 def build_players(tournament: Tournament) -> list:
@@ -329,10 +364,41 @@ class _Table:
 
 
 _WORKER_TABLE: _Table | None = None
+PR_SET_PDEATHSIG = 1
+PARENT_POLL_SECONDS = 0.5
 
 
-def _init_worker(tournament: Tournament) -> None:
+def die_with_parent(parent: int) -> None:
+    """End this worker process when its parent `parent` ends, even by kill -9.
+
+    Linux: `prctl(PR_SET_PDEATHSIG, SIGKILL)`, then a check that the parent is still the one
+    (it may have died before the call). Elsewhere: a daemon thread polling `os.getppid()`.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            done = libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            done = False
+        if done:
+            if os.getppid() != parent:
+                os._exit(1)
+            return
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    if os.getppid() != parent:
+        os._exit(1)
+    threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
+
+
+def _init_worker(tournament: Tournament, parent: int | None = None) -> None:
     global _WORKER_TABLE
+    if parent is not None:
+        die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and cancels the pool
     _WORKER_TABLE = _Table(tournament)
 
@@ -371,7 +437,8 @@ def run_tournament(
     """Play every game of the tournament; returns them in game order.
 
     `workers` > 1 plays chunks of games in that many processes (spawned, so torch and
-    numba start clean); the result is identical for any `workers`. `progress(n)` is
+    numba start clean; each ends with this process, even when it is killed); the result
+    is identical for any `workers`. `progress(n)` is
     called as games finish.
     """
     if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
@@ -390,7 +457,7 @@ def run_tournament(
             max_workers=min(workers, len(work)),
             mp_context=get_context("spawn"),
             initializer=_init_worker,
-            initargs=(tournament,),
+            initargs=(tournament, os.getpid()),
         ) as pool:
             pending = {pool.submit(_play_chunk, indices) for indices in work}
             try:
