@@ -274,8 +274,9 @@ class RunSession:
             if key != "step" and isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
                 self.tensorboard.add_scalar(key if "/" in key else f"train/{key}", value, step)
 
-    def say(self, text: str) -> None:
-        if not self.quiet:
+    def say(self, text: str, *, always: bool = False) -> None:
+        """A progress line on stderr (`always`: also with --quiet, for what the user must know)."""
+        if always or not self.quiet:
             print(f"[{self.cfg.name}] {text}", file=sys.stderr, flush=True)
 
     # -- events -------------------------------------------------------------------------------------
@@ -537,11 +538,12 @@ def _train(
                     trainer.load_state(folder, state)
                 except CheckpointError as exc:
                     skipped.append(str(exc))
-                    session.say(f"skipping {exc}")
                     continue
                 session.restore(state)
+                for text in skipped:
+                    session.say(f"skipping {text}", always=True)
                 if skipped:
-                    session.say(f"resuming from the newest intact checkpoint, {folder.name} (step {step})")
+                    session.say(f"resuming from the newest intact checkpoint, {folder.name} (step {step})", always=True)
                 break
             else:
                 raise RunFolderError(
