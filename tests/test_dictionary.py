@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import os
+import stat
+import threading
 
 import numpy as np
 import pytest
@@ -107,3 +110,75 @@ def test_lookup_and_prefix_codes_agree():
     for f in sorted((FACE_INDEX[f] for f in ("QU", "I", "Z")), key=D.KEY_RANK.__getitem__):
         code = code * 32 + D.KEY_RANK[f] + 1
     assert d.prefix_map[code] == term
+
+
+# -- special files never block a load -----------------------------------------------------------
+
+
+def _finishes(fn, fifo, timeout=60.0):
+    """Run `fn` in a thread; (finished, result or exception). A reader stuck on `fifo` is released after the timeout."""
+    out: dict[str, object] = {}
+
+    def target():
+        try:
+            out["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001  (handed back to the test)
+            out["value"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():  # a regression: open a writer so that the blocked reader returns, then fail
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        os.close(fd)
+        thread.join(5)
+        return False, None
+    return True, out.get("value")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs os.mkfifo")
+def test_fifo_at_the_cache_path_is_ignored_and_the_index_rebuilt(tmp_path, monkeypatch):
+    monkeypatch.setenv("QUIDDLER_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(D, "_LOADED", {})
+    words = tmp_path / "w.txt"
+    words.write_text("quiz\nquit\nzap\n")
+    digest = hashlib.sha256(words.read_bytes()).hexdigest()
+    cache = D.Dictionary(name="w", identity="", source_digest=digest)._cache_path()
+    cache.parent.mkdir(parents=True)
+    os.mkfifo(cache)
+    done, loaded = _finishes(lambda: load_dictionary(words), cache)
+    assert done, "load_dictionary blocked on a FIFO at the cache path"
+    assert isinstance(loaded, D.Dictionary) and "quiz" in loaded and loaded.words == ("quit", "quiz", "zap")
+    # The rebuilt index replaced the FIFO with a regular cache file, which the next process reads.
+    assert cache.is_file() and not stat.S_ISFIFO(cache.stat().st_mode)
+    fresh = D.Dictionary(name="w", identity="", source_digest=digest, _source=words)
+    assert fresh._load_index(cache) and _same_index(fresh, loaded)
+    assert sorted(p.name for p in cache.parent.iterdir()) == [cache.name]  # no temporary left beside it
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs os.mkfifo")
+def test_fifo_as_the_word_list_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("QUIDDLER_CACHE_DIR", str(tmp_path / "cache"))
+    fifo = tmp_path / "words.fifo"
+    os.mkfifo(fifo)
+    done, error = _finishes(lambda: load_dictionary(fifo), fifo)
+    assert done, "load_dictionary blocked on a FIFO given as the word list"
+    assert isinstance(error, DictionaryError) and isinstance(error, ValueError)
+    assert str(error) == f"word list is not a regular file: {fifo}"
+    with pytest.raises(DictionaryError, match="word list is not a regular file: .*"):
+        load_dictionary(tmp_path)  # a folder is not a word list either
+
+
+def test_a_failed_cache_write_leaves_no_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("QUIDDLER_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(D, "_LOADED", {})
+    words = tmp_path / "w.txt"
+    words.write_text("quiz\nzap\n")
+
+    def broken_savez(fh, **arrays):
+        fh.write(b"PK half an archive")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(D.np, "savez", broken_savez)
+    assert "zap" in load_dictionary(words)  # the index is built; only the cache is lost
+    assert list((tmp_path / "cache").iterdir()) == []  # neither a half file nor a temporary

@@ -11,7 +11,11 @@ The index is a prefix map over card multisets written as face sequences sorted b
 -1 (a prefix of some word) or to a terminal id (a complete word multiset). The
 solver walks a hand's sub-multisets in the same order and prunes at the first
 prefix that is not in the map. It is built once per dictionary and cached on disk
-(an ``.npz`` with no pickled objects, checked by a hash before it is trusted).
+(an ``.npz`` with no pickled objects, checked by a hash before it is trusted,
+written atomically by `files.write_atomic`). Only regular files are opened
+(`files.open_regular`): a FIFO or a device at the cache path is ignored and the
+index rebuilt, and one given as the word list is a `DictionaryError` naming it, so
+neither can block a load.
 """
 
 from __future__ import annotations
@@ -21,13 +25,14 @@ import hashlib
 import io
 import os
 import re
-import tempfile
+import zlib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
+from . import files
 from .cards import COUNTS, FACE_INDEX, FACES, LETTERS, NUM_FACES, POINTS
 
 MAX_WORD_CARDS = 12
@@ -221,19 +226,13 @@ class Dictionary:
         arrays["identity"] = np.frombuffer(self.identity.encode(), dtype=np.uint8)
         arrays["skipped_lines"] = np.asarray([self.skipped_lines], dtype=np.int64)
         arrays["checksum"] = np.frombuffer(_checksum(arrays, self.source_digest), dtype=np.uint8)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, **arrays)
-            os.replace(tmp, path)  # atomic: readers see the old file or the whole new one
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        # Atomic: readers see the old file or the whole new one (a FIFO there is replaced, never opened).
+        files.write_atomic(path, lambda fh: np.savez(fh, **arrays))
 
     def _load_index(self, path: Path) -> bool:
         try:
-            with np.load(path, allow_pickle=False) as data:
+            # open_regular: a FIFO or a device at the cache path is refused (OSError), never read or waited on.
+            with files.open_regular(path) as fh, np.load(fh, allow_pickle=False) as data:
                 arrays = {k: data[k] for k in data.files}
             checksum = arrays.pop("checksum").tobytes()
             if checksum != _checksum(arrays, self.source_digest):
@@ -331,20 +330,21 @@ def _read_text(source: Path | None) -> str:
 def _read_bytes(source: Path | None) -> bytes:
     if source is None:
         return resources.files("quiddler_env.data").joinpath("enable.txt.gz").read_bytes()
-    if not source.exists():
-        raise DictionaryError(f"word list not found: {source}")
-    if not source.is_file():
-        raise DictionaryError(f"word list is not a file: {source}")
     try:
-        return source.read_bytes()
+        with files.open_regular(source) as fh:  # a FIFO or a device is refused, not waited on
+            return fh.read()
+    except FileNotFoundError:
+        raise DictionaryError(f"word list not found: {source}") from None
     except OSError as exc:
+        if source.exists() and not source.is_file():
+            raise DictionaryError(f"word list is not a regular file: {source}") from None
         raise DictionaryError(f"word list {source} is unreadable: {exc}") from None
 
 
 def _decode(raw: bytes, source: Path | None) -> str:
     try:
         return (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")
-    except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:
+    except (OSError, UnicodeDecodeError, EOFError, zlib.error) as exc:  # zlib.error: a corrupt gzip body
         raise DictionaryError(f"word list {source} is unreadable: {exc}") from None
 
 
