@@ -8,8 +8,8 @@ its own numpy generator, and never returns a masked action. Build one from a spe
     bot = agents.make("expert:samples=64", seed=0, num_players=2)
 
 Specs: `random`, `greedy`, `expert[:samples=N][:top=K][:go_out_value=V]`, `human`,
-`policy:PATH[:deterministic=false]` (a bundle written by `save_policy_bundle`,
-loaded without unpickling unless `trusted=True`).
+`policy:PATH[:deterministic=false]` (a bundle of `agents.policies`, loaded without
+unpickling unless `trusted=True`).
 """
 
 from .arena import GameRecord, play_game

@@ -31,7 +31,7 @@ class AgentSpec:
 
 
 def _build_policy(*, path: str, seed, num_players, config, deterministic: bool = True, trusted: bool = False, **_):
-    from .policy import load_policy
+    from .policies import load_policy
 
     return load_policy(
         path, trusted=trusted, deterministic=deterministic, seed=seed, num_players=num_players, config=config
@@ -53,7 +53,7 @@ REGISTRY: dict[str, AgentSpec] = {
     "policy": AgentSpec(
         "policy",
         {"deterministic": bool},
-        "a trained MaskablePPO bundle: policy:PATH[:deterministic=false]",
+        "a trained policy bundle (SB3 or RLlib): policy:PATH[:deterministic=false]",
         _build_policy,
     ),
 }

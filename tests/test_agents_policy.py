@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 sb3_contrib = pytest.importorskip("sb3_contrib")
 
 import agents  # noqa: E402
-from agents.policy import (  # noqa: E402
+from agents.policies import (  # noqa: E402
     DESCRIPTION_FILE,
     MODEL_FILE,
     WEIGHTS_FILE,
@@ -169,10 +169,10 @@ def test_corrupt_weights_are_named(trained, tmp_path):
     folder = copy_bundle(trained[1], tmp_path / "b")
     data = (folder / WEIGHTS_FILE).read_bytes()
     (folder / WEIGHTS_FILE).write_bytes(data[: len(data) // 2])
-    with pytest.raises(PolicyLoadError, match=f"{folder / WEIGHTS_FILE} do not match the sha256"):
+    with pytest.raises(PolicyLoadError, match=f"{folder / WEIGHTS_FILE} does not match the sha256"):
         load_policy(folder)
     desc = json.loads((folder / DESCRIPTION_FILE).read_text())
-    del desc["weights_sha256"]  # without the checksum the truncated file still fails, by name
+    desc["weights_sha256"] = _sha256(folder / WEIGHTS_FILE)  # with a matching checksum it still fails, by name
     (folder / DESCRIPTION_FILE).write_text(json.dumps(desc))
     with pytest.raises(PolicyLoadError, match=f"{folder / WEIGHTS_FILE} are unreadable or corrupt"):
         load_policy(folder)
@@ -240,6 +240,9 @@ def test_malicious_model_zip_is_never_opened_by_default(trained, tmp_path):
     blob = base64.b64encode(pickle.dumps(Payload(marker))).decode()
     with zipfile.ZipFile(folder / MODEL_FILE, "w") as archive:  # SB3 unpickles ":serialized:" entries of "data"
         archive.writestr("data", json.dumps({"policy_class": {":type:": "<class>", ":serialized:": blob}}))
+    desc = json.loads((folder / DESCRIPTION_FILE).read_text())
+    desc["model_sha256"] = _sha256(folder / MODEL_FILE)  # an attacker controls the JSON too
+    (folder / DESCRIPTION_FILE).write_text(json.dumps(desc))
     agent = load_policy(folder, num_players=2)
     obs, mask = states(1)[0]
     assert mask[agent.act(obs, mask)] == 1
@@ -255,3 +258,87 @@ def test_save_refuses_what_it_cannot_describe(trained):
     with pytest.raises(ValueError, match="MaskableActorCriticPolicy"):
         save_policy_bundle(Other(), "unused")
     assert model.policy is not None
+
+
+def test_bundle_records_both_checksums_and_its_framework(trained):
+    _, folder = trained
+    desc = json.loads((folder / DESCRIPTION_FILE).read_text())
+    assert desc["framework"] == "sb3"
+    assert desc["weights_sha256"] == _sha256(folder / WEIGHTS_FILE)
+    assert desc["model_sha256"] == _sha256(folder / MODEL_FILE)
+
+
+def _save_at(model, folder, steps: int) -> Path:
+    """The fixture's model saved as if at `steps` timesteps (model.zip records them), then restored."""
+    old = model.num_timesteps
+    model.num_timesteps = steps
+    try:
+        return save_policy_bundle(model, folder, {"config": CONFIG, "total_timesteps": steps})
+    finally:
+        model.num_timesteps = old
+
+
+def test_a_bundle_mixing_two_saves_is_refused(trained, tmp_path):
+    """The reported case: model.zip of one save beside policy.pt/policy.json of another was played silently."""
+    model, folder = trained
+    other = _save_at(model, tmp_path / "other", 128)
+    mixed = copy_bundle(folder, tmp_path / "mixed")
+    shutil.copyfile(other / MODEL_FILE, mixed / MODEL_FILE)
+    for trusted in (False, True):
+        with pytest.raises(PolicyLoadError, match=f"{mixed / MODEL_FILE} does not match the sha256"):
+            load_policy(mixed, num_players=2, trusted=trusted)
+
+
+def test_saving_twice_keeps_only_the_second_save(trained, tmp_path):
+    model, _ = trained
+    folder = tmp_path / "b"
+    _save_at(model, folder, 1)
+    first = _sha256(folder / MODEL_FILE)
+    _save_at(model, folder / MODEL_FILE, 2)  # a file path: its folder
+    desc = read_description(folder)
+    assert desc["total_timesteps"] == 2 and desc["model_sha256"] == _sha256(folder / MODEL_FILE) != first
+    assert sorted(p.name for p in folder.iterdir()) == sorted([MODEL_FILE, WEIGHTS_FILE, DESCRIPTION_FILE])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b"]
+
+
+@pytest.mark.parametrize("value", [..., None, 12, "f" * 63])
+def test_sb3_weights_sha256_is_required(trained, tmp_path, value):
+    folder = copy_bundle(trained[1], tmp_path / "b")
+    desc = json.loads((folder / DESCRIPTION_FILE).read_text())
+    if value is ...:
+        del desc["weights_sha256"]
+    else:
+        desc["weights_sha256"] = value
+    (folder / DESCRIPTION_FILE).write_text(json.dumps(desc))
+    for trusted in (False, True):
+        with pytest.raises(PolicyLoadError, match="field 'weights_sha256'"):
+            load_policy(folder, num_players=2, trusted=trusted)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("observation_size", 10**12), ("net_arch", {"pi": [10**9], "vf": [8]}), ("net_arch", [8] * 17)],
+)
+def test_sb3_sizes_are_bounded(trained, tmp_path, field, value):
+    folder = copy_bundle(trained[1], tmp_path / "b")
+    desc = json.loads((folder / DESCRIPTION_FILE).read_text())
+    desc[field] = value
+    (folder / DESCRIPTION_FILE).write_text(json.dumps(desc))
+    with pytest.raises(PolicyLoadError, match=f"field '{field}'"):
+        load_policy(folder)
+
+
+def test_sb3_loader_alone_refuses_an_rllib_export(tmp_path):
+    from agents.policies import sb3, write_rllib_export
+    from agents.policies.rllib import actor_network
+
+    size = observation_layout(2).size
+    write_rllib_export(
+        tmp_path / "r",
+        actor_network(size, [4], "Tanh").state_dict(),
+        observation_size=size,
+        hidden_layers=[4],
+        activation="Tanh",
+    )
+    with pytest.raises(PolicyLoadError, match="rllib export, not an SB3 bundle"):
+        sb3.load_policy(tmp_path / "r")

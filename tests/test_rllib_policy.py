@@ -12,8 +12,8 @@ import torch
 
 import agents
 from agents.arena import play_game
-from agents.policy import PolicyLoadError, load_policy
-from agents.rllib_policy import (
+from agents.policies import PolicyLoadError, load_policy
+from agents.policies.rllib import (
     RLlibPolicyAgent,
     actor_network,
     is_rllib_export,
@@ -193,7 +193,7 @@ def test_missing_folder_and_missing_weights(tmp_path):
 
 def test_read_description_and_evaluate_table_size_understand_exports(tmp_path):
     from agents.evaluation.tournament import policy_table_size
-    from agents.policy import read_description
+    from agents.policies import read_description
 
     _export(tmp_path / "pol", num_players=3)
     desc = read_description(tmp_path / "pol")

@@ -1,0 +1,284 @@
+"""SB3 MaskablePPO policies in a bundle (`bundle.py` has the format): saving, and loading without running code.
+
+A bundle from `save_policy_bundle` holds `model.zip`, `policy.pt` and `policy.json`; the
+description adds to the common fields `framework` ("sb3"), `net_arch` (SB3's
+`dict(pi=[...], vf=[...])` or a list), `activation` (one of `bundle.ACTIVATIONS`),
+`policy_class` ("MaskableActorCriticPolicy"), `features_extractor` ("FlattenExtractor"),
+`share_features_extractor` and, for networks that read solver features,
+`observation_features` (an `agents.features` set).
+
+Unpickling a file can run any code in it. So the default load reads only the JSON and
+the weights (`weights_only=True`) into a freshly built `MaskableActorCriticPolicy`;
+`model.zip` is opened only with `trusted=True`, for files the user knows. Neither SB3
+nor torch is imported until a model is saved or loaded.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from quiddler_env.core.config import QuiddlerConfig
+
+from ..base import BaseAgent
+from . import bundle
+from .bundle import ACTIVATIONS, DESCRIPTION_FILE, MODEL_FILE, WEIGHTS_FILE, PolicyLoadError
+
+FRAMEWORK = "sb3"
+POLICY_CLASS = "MaskableActorCriticPolicy"
+FEATURES_EXTRACTOR = "FlattenExtractor"
+
+SB3_FIELDS = {
+    "net_arch": (
+        lambda v: (
+            bundle.is_layers(v)
+            or (isinstance(v, dict) and set(v) <= {"pi", "vf"} and all(map(bundle.is_layers, v.values())))
+        ),
+        f"{bundle.LAYERS_TEXT}, or {{'pi': [...], 'vf': [...]}} of such lists",
+    ),
+    "activation": (lambda v: v in ACTIVATIONS, f"one of {', '.join(ACTIVATIONS)}"),
+    "policy_class": (lambda v: v == POLICY_CLASS, repr(POLICY_CLASS)),
+    "features_extractor": (lambda v: v == FEATURES_EXTRACTOR, repr(FEATURES_EXTRACTOR)),
+    "share_features_extractor": (lambda v: isinstance(v, bool), "true or false"),
+}
+
+
+def check_description(desc: dict[str, Any], file: Path) -> dict[str, Any]:
+    """The SB3 fields of a description whose common fields `bundle.read_description` checked."""
+    if bundle.framework_of(desc) != FRAMEWORK:
+        raise PolicyLoadError(
+            f"policy description {file} is a {bundle.framework_of(desc)} export, not an SB3 bundle "
+            f"(agents.policies.load_policy loads both)"
+        )
+    bundle.check_fields(desc, file, SB3_FIELDS)
+    return desc
+
+
+def read_sb3_description(path: str | os.PathLike) -> dict[str, Any]:
+    """Read and check an SB3 bundle's `policy.json` (errors name the file and the field)."""
+    return check_description(bundle.read_description(path), bundle.bundle_dir(path) / DESCRIPTION_FILE)
+
+
+def describe_model(model: Any, description: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON description of an SB3 MaskablePPO model (sizes and network shape read from it)."""
+    import torch
+
+    policy = model.policy
+    if type(policy).__name__ != POLICY_CLASS:
+        raise ValueError(f"save_policy_bundle needs a {POLICY_CLASS}, got {type(policy).__name__}")
+    if type(policy.features_extractor).__name__ != FEATURES_EXTRACTOR:
+        raise ValueError(
+            f"save_policy_bundle supports the {FEATURES_EXTRACTOR} features extractor, "
+            f"got {type(policy.features_extractor).__name__}"
+        )
+    activation = policy.activation_fn.__name__
+    if activation not in ACTIVATIONS or getattr(torch.nn, activation) is not policy.activation_fn:
+        raise ValueError(f"activation {activation!r} is not one of {', '.join(ACTIVATIONS)}")
+    obs_shape = model.observation_space.shape
+    if obs_shape is None or len(obs_shape) != 1:
+        raise ValueError(f"save_policy_bundle needs a flat Box observation space, got {model.observation_space}")
+    net_arch = policy.net_arch
+    net_arch = {k: [int(x) for x in v] for k, v in net_arch.items()} if isinstance(net_arch, dict) else list(net_arch)
+    return bundle.new_description(
+        description,
+        framework=FRAMEWORK,
+        observation_size=int(obs_shape[0]),
+        action_size=int(model.action_space.n),
+        net_arch=net_arch,
+        activation=activation,
+        policy_class=POLICY_CLASS,
+        features_extractor=FEATURES_EXTRACTOR,
+        share_features_extractor=bool(policy.share_features_extractor),
+    )
+
+
+def save_policy_bundle(model: Any, folder: str | os.PathLike, description: Mapping[str, Any] | None = None) -> Path:
+    """Write `model.zip`, `policy.pt` and `policy.json` as one unit into the folder `folder`; returns it.
+
+    `description` adds fields to the JSON (at least `config`: the `QuiddlerConfig` or its
+    dict). A path ending in a bundle file name (`.../model.zip`) means its folder.
+    """
+    import torch
+
+    folder = Path(folder)
+    if folder.name in bundle.BUNDLE_FILES:
+        folder = folder.parent
+    desc = describe_model(model, description)
+    state = {k: v.detach().cpu().clone() for k, v in model.policy.state_dict().items()}
+
+    def write_files(tmp: Path) -> None:
+        with open(tmp / MODEL_FILE, "wb") as fh:
+            model.save(fh)
+        with open(tmp / WEIGHTS_FILE, "wb") as fh:
+            torch.save(state, fh)
+
+    return bundle.write_bundle(folder, write_files, desc)
+
+
+def _build_policy(desc: dict[str, Any]):
+    """A fresh MaskableActorCriticPolicy shaped as `desc` says (no weights yet)."""
+    import torch
+    from gymnasium import spaces
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    obs_space = spaces.Box(-np.inf, np.inf, shape=(desc["observation_size"],), dtype=np.float32)
+    return MaskableActorCriticPolicy(
+        obs_space,
+        spaces.Discrete(desc["action_size"]),
+        lambda _: 0.0,
+        net_arch=desc["net_arch"],
+        activation_fn=getattr(torch.nn, desc["activation"]),
+        share_features_extractor=desc["share_features_extractor"],
+    )
+
+
+def _features_of(desc: Mapping[str, Any] | None, file: Path):
+    """The `agents.features` set named by the description's `observation_features` (None when absent)."""
+    name = None if desc is None else desc.get("observation_features")
+    if name is None:
+        return None
+    from ..features import feature_set
+
+    try:
+        return feature_set(name)
+    except (TypeError, ValueError) as exc:
+        raise PolicyLoadError(f"policy description {file}: {exc}") from None
+
+
+def load_policy(
+    path: str | os.PathLike,
+    *,
+    trusted: bool = False,
+    deterministic: bool = True,
+    num_players: int | None = None,
+    observation_size: int | None = None,
+    seed: int | None = None,
+    config: QuiddlerConfig | None = None,
+    description: dict[str, Any] | None = None,
+) -> PolicyAgent:
+    """A `PolicyAgent` for the SB3 bundle at `path` (its folder, a file in it, or a run folder).
+
+    Default: rebuilds the network from `policy.json` and fills it from `policy.pt` read
+    with `weights_only=True`; nothing is unpickled. `trusted=True` instead runs
+    `MaskablePPO.load` on `model.zip`, which unpickles it: only for files you trust
+    (a `policy.json` beside it is still checked, checksums included). The model's
+    observation size must equal the env's (`observation_size`, or the size for
+    `num_players` or `config`), and its action size 64. `description`: the bundle's
+    `policy.json` already read by `bundle.read_description` (it is not read again).
+    """
+    directory = bundle.bundle_dir(path)
+    if not directory.exists():
+        raise PolicyLoadError(f"policy bundle {directory} does not exist")
+    file = directory / DESCRIPTION_FILE
+    desc = description
+    if desc is None and not (trusted and not file.exists()):  # a trusted model.zip may stand alone
+        desc = bundle.read_description(directory)
+    if desc is not None:
+        check_description(desc, file)
+        bundle.verify_weights(directory, desc)
+    observation_size, num_players, note = bundle.env_observation_size(observation_size, num_players, config)
+    # Observation features (agents.features) the network reads after the observation vector.
+    features = _features_of(desc, file)
+    extra = 0 if features is None else features.size
+    if trusted:
+        policy, obs_size, action_size = _load_trusted(directory)
+        bundle.check_sizes(directory / MODEL_FILE, obs_size - extra, action_size, observation_size, note)
+    else:
+        assert desc is not None
+        obs_size = desc["observation_size"]
+        bundle.check_sizes(file, obs_size - extra, desc["action_size"], observation_size, note)
+        weights = directory / WEIGHTS_FILE
+        state = bundle.load_weights(weights)
+        policy = _build_policy(desc)
+        try:
+            policy.load_state_dict(state, strict=True)
+        except (RuntimeError, TypeError) as exc:
+            raise PolicyLoadError(f"policy weights {weights} do not fit the network in {file}: {exc}") from None
+    return PolicyAgent(
+        policy,
+        obs_size,
+        deterministic=deterministic,
+        seed=seed,
+        num_players=num_players or bundle.players_for(obs_size - extra),
+        config=config,
+        features=None if features is None else features.name,
+    )
+
+
+def _load_trusted(directory: Path):
+    from sb3_contrib import MaskablePPO
+
+    file = directory / MODEL_FILE
+    if not file.exists():
+        raise PolicyLoadError(f"model file {file} is missing")
+    try:
+        model = MaskablePPO.load(file, device="cpu")
+    except Exception as exc:  # SB3 raises many kinds on a bad archive; name the file whatever it was
+        raise PolicyLoadError(f"cannot load model file {file}: {type(exc).__name__}: {exc}") from None
+    shape = model.observation_space.shape
+    if shape is None or len(shape) != 1:
+        raise PolicyLoadError(f"model file {file} has a {model.observation_space} observation space, not a flat Box")
+    return model.policy, int(shape[0]), int(model.action_space.n)
+
+
+class PolicyAgent(BaseAgent):
+    """A trained policy acting on the observation, always within the action mask.
+
+    Deterministic: the most probable legal action. Otherwise: sampled from the
+    masked distribution with the agent's own generator (not torch's global one).
+    """
+
+    name = "policy"
+
+    def __init__(
+        self,
+        policy,
+        observation_size: int,
+        *,
+        deterministic: bool = True,
+        seed: int | None = None,
+        num_players: int | None = None,
+        config: QuiddlerConfig | None = None,
+        features: str | None = None,
+    ):
+        self.policy = policy
+        self.policy.set_training_mode(False)
+        self.features = features
+        self._features = None
+        self.observation_size = int(observation_size)
+        self.deterministic = bool(deterministic)
+        super().__init__(seed, num_players, config)
+
+    def probabilities(self, observation, action_mask=None) -> np.ndarray:
+        """The policy's masked action probabilities (64 floats, zero off the mask)."""
+        import torch
+
+        obs, mask = self._prepare(observation, action_mask)
+        if self.features is not None:
+            if self._features is None:
+                from ..features import ObservationFeatures
+
+                self._features = ObservationFeatures(self.features, self.config)
+            obs = self._features(obs)
+        if obs.shape[0] != self.observation_size:
+            raise ValueError(f"policy takes observations of size {self.observation_size}, got {obs.shape[0]}")
+        with torch.no_grad():
+            obs_t = torch.as_tensor(obs, dtype=torch.float32).reshape(1, -1)
+            dist = self.policy.get_distribution(obs_t, action_masks=mask.reshape(1, -1).astype(bool))
+            probs = dist.distribution.probs[0].cpu().numpy().astype(np.float64)
+        probs = np.where(mask > 0, probs, 0.0)
+        total = probs.sum()
+        if not np.isfinite(total) or total <= 0:  # a degenerate network output: fall back to uniform legal
+            probs = (mask > 0).astype(np.float64)
+            total = probs.sum()
+        return probs / total
+
+    def act(self, observation, action_mask=None) -> int:
+        probs = self.probabilities(observation, action_mask)
+        if self.deterministic:
+            return int(np.argmax(probs))
+        return int(self.rng.choice(probs.size, p=probs))
