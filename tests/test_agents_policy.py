@@ -266,6 +266,14 @@ def test_bundle_records_both_checksums_and_its_framework(trained):
     assert desc["framework"] == "sb3"
     assert desc["weights_sha256"] == _sha256(folder / WEIGHTS_FILE)
     assert desc["model_sha256"] == _sha256(folder / MODEL_FILE)
+    from agents.policies import bundle_identity
+
+    assert bundle_identity(folder / MODEL_FILE) == {
+        "path": str(folder.resolve()),
+        "framework": "sb3",
+        "weights_sha256": desc["weights_sha256"],
+        "model_sha256": desc["model_sha256"],
+    }
 
 
 def _save_at(model, folder, steps: int) -> Path:

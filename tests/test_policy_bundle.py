@@ -310,10 +310,13 @@ def test_a_run_folder_means_its_final_bundle(tmp_path):
     assert read_description(run)["step"] == 7
     identity = bundle_identity(f"{run}/model.zip")
     assert identity == {
-        "path": str(run / "final"),
+        "path": str((run / "final").resolve()),
         "framework": "rllib",
         "weights_sha256": sha(run / "final" / WEIGHTS_FILE),
     }
+    (run / "final" / WEIGHTS_FILE).write_bytes(b"changed")
+    with pytest.raises(PolicyLoadError, match="does not match the sha256"):
+        bundle_identity(run)
 
 
 def test_an_unfinished_run_folder_is_named(tmp_path):

@@ -93,7 +93,16 @@ def load_policy(
 
 
 def bundle_identity(path: str | os.PathLike) -> dict[str, Any]:
-    """What identifies the bundle at `path` in a results file: its folder, framework and weights checksum."""
-    directory = bundle_dir(path)
+    """What identifies the bundle at `path` in a results file, checked against its files.
+
+    `{"path": <resolved bundle folder>, "framework": ..., "weights_sha256": ...}`, plus
+    `model_sha256` where the bundle has a `model.zip`; a file not matching its checksum
+    is a `PolicyLoadError` naming it.
+    """
+    directory = bundle_dir(path).resolve()
     desc = bundle.read_description(directory)
-    return {"path": str(directory), "framework": bundle.framework_of(desc), "weights_sha256": desc["weights_sha256"]}
+    verify_weights(directory, desc)
+    out = {"path": str(directory), "framework": bundle.framework_of(desc), "weights_sha256": desc["weights_sha256"]}
+    if "model_sha256" in desc and (directory / MODEL_FILE).exists():
+        out["model_sha256"] = desc["model_sha256"]
+    return out
