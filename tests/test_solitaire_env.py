@@ -14,7 +14,8 @@ from gymnasium.utils.env_checker import check_env
 
 import quiddler_env  # noqa: F401  (registers the ids)
 from quiddler_env.core.cards import COUNTS, FACES, POINTS
-from quiddler_env.core.solitaire import NUM_ACTIONS, IllegalMoveError, restart_action, word_action
+from quiddler_env.core.solitaire import NUM_ACTIONS, restart_action, word_action
+from quiddler_env.envs.common import IllegalActionError
 from quiddler_env.envs.solitaire_env import (
     OBSERVATION_SIZE,
     SOLITAIRE_SLICES,
@@ -176,10 +177,10 @@ def test_illegal_and_out_of_range_actions():
 
     strict = QuiddlerSolitaireEnv(illegal_action="raise")
     strict.reset(options={"piles": WIN_PILES})
-    with pytest.raises(IllegalMoveError, match=r"action 0 \(word from piles 0\) is illegal.*legal actions"):
+    with pytest.raises(IllegalActionError, match=r"action 0 \(word from piles 0\) is illegal.*legal actions"):
         strict.step(illegal)
-    for bad in (NUM_ACTIONS, -1, 2.5, "3", True):
-        with pytest.raises(ValueError, match="not an integer in 0..310"):
+    for bad in (NUM_ACTIONS, -1, 2.5, "3", True, np.bool_(False), None):
+        with pytest.raises(IllegalActionError, match="not an integer in 0..310"):
             strict.step(bad)
     obs, reward, terminated, _, info = strict.step(np.int64(word_action(0x0F)))
     assert reward == 22 and info["word"] == "word" and not terminated

@@ -1,14 +1,20 @@
-"""What the AEC env and the single-agent env share: options, spaces, rewards, infos, the text table.
+"""What the envs share: the env options, the errors, spaces, rewards, infos, the text table.
 
-Kept free of PettingZoo so that the Gymnasium env does not import it. Everything
+Kept free of PettingZoo so that the Gymnasium envs do not import it. Everything
 here reads the core game; nothing here changes it.
+
+`ENV_OPTIONS` is the one declaration of every env option besides the `QuiddlerConfig`
+rule fields: its default, its doc, its check and the envs that take it ("aec":
+`quiddler_v0.raw_env` / `env()`, "gym": `Quiddler-v0`, "solitaire":
+`QuiddlerSolitaire-v0`). Each env resolves its options through `resolve_options` /
+`check_env_options`; a run config validates through the same calls.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,7 +23,8 @@ from gymnasium import spaces
 from ..core import actions as A
 from ..core.cards import COUNTS, FACES, NUM_FACES, POINTS
 from ..core.config import QuiddlerConfig
-from ..core.game import Phase, QuiddlerGame
+from ..core.files import read_yaml_mapping
+from ..core.game import IllegalActionError, Phase, QuiddlerGame
 from ..core.scoring import RoundResult
 from .observation import TOTAL_SCALE, observation_layout
 
@@ -25,77 +32,19 @@ REWARD_MODES = ("round_score", "relative", "win_loss")
 DEFAULT_REWARD_SCALE = {"round_score": 0.01, "relative": 0.01, "win_loss": 1.0}
 """Round points are divided by 100 so a round's reward is about -1..2; a game result is +1/0/-1."""
 RENDER_MODES = ("human", "ansi")
+ILLEGAL_ACTION_MODES = ("terminate", "raise")
+ENV_KINDS = ("aec", "gym", "solitaire")
+"""aec: `quiddler_v0.raw_env` / `env()` (and `SelfPlayEnv`); gym: `Quiddler-v0`; solitaire: `QuiddlerSolitaire-v0`."""
 
-ENV_OPTION_DEFAULTS: dict[str, Any] = {
-    "reward_mode": "round_score",
-    "reward_scale": None,
-    "render_mode": None,
-    "render_view": "current",
-    "max_cycles": None,
-}
-"""Options every env understands besides the `QuiddlerConfig` fields (None scale: the mode's default)."""
+BOOL_TYPES = (bool, np.bool_)
+"""Types refused as actions, seeds and seats although Python and numpy count them as integers."""
 
 
-# -- options ------------------------------------------------------------------------------
+# -- errors -------------------------------------------------------------------------------
 
 
-def resolve_options(
-    config: str | os.PathLike | Mapping[str, Any] | QuiddlerConfig | None,
-    options: Mapping[str, Any],
-    defaults: Mapping[str, Any],
-) -> tuple[QuiddlerConfig, dict[str, Any]]:
-    """Split a YAML path / mapping / config plus keyword options into a `QuiddlerConfig` and env options.
-
-    Keyword options override the file. A key that is neither a config field nor in
-    `defaults` raises a ValueError naming it and the known keys.
-    """
-    fields = QuiddlerConfig.field_names()
-    base: dict[str, Any] = {}
-    if isinstance(config, QuiddlerConfig):
-        base = config.to_dict()
-    elif isinstance(config, (str, os.PathLike)):
-        base = _read_yaml(Path(config))
-    elif isinstance(config, Mapping):
-        base = dict(config)
-    elif config is not None:
-        raise ValueError(
-            f"config must be a YAML path, a mapping or a QuiddlerConfig, got {type(config).__name__}: {config!r}"
-        )
-    merged = {**base, **options}
-    unknown = sorted(k for k in merged if k not in fields and k not in defaults)
-    if unknown:
-        known = ", ".join(list(fields) + list(defaults))
-        raise ValueError(f"unknown option(s) {', '.join(map(repr, unknown))}; known options: {known}")
-    game_config = QuiddlerConfig.from_mapping({k: v for k, v in merged.items() if k in fields})
-    env_options = {k: merged.get(k, v) for k, v in defaults.items()}
-    return game_config, env_options
-
-
-def _read_yaml(path: Path) -> dict[str, Any]:
-    import yaml
-
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ValueError(f"cannot read env config file {path}: {exc}") from None
-    except yaml.YAMLError as exc:
-        raise ValueError(f"env config file {path} is not valid YAML: {exc}") from None
-    if data is None:
-        return {}
-    if not isinstance(data, Mapping):
-        raise ValueError(f"env config file {path} must hold a mapping of options, got {type(data).__name__}")
-    return dict(data)
-
-
-def check_reward_options(mode: Any, scale: Any) -> float:
-    """Validate `reward_mode` / `reward_scale`; returns the scale in use."""
-    if mode not in REWARD_MODES:
-        raise ValueError(f"option 'reward_mode': bad value {mode!r}; allowed: {', '.join(REWARD_MODES)}")
-    if scale is None:
-        return DEFAULT_REWARD_SCALE[mode]
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not np.isfinite(scale) or scale <= 0:
-        raise ValueError(f"option 'reward_scale': bad value {scale!r}; allowed: a positive number, or null")
-    return float(scale)
+# `IllegalActionError` (a ValueError) is the engine's, `quiddler_env.core.game.IllegalActionError`: one class for
+# an illegal action in the game and in every env (raw_env, Quiddler-v0, QuiddlerSolitaire-v0), re-exported here.
 
 
 class RenderModeError(ValueError, TypeError):
@@ -104,6 +53,53 @@ class RenderModeError(ValueError, TypeError):
     Also a TypeError because SB3's `make_vec_env(env_id)` passes render_mode="rgb_array" and retries
     without it only on a TypeError; so `make_vec_env("Quiddler-v0")` works while a direct bad value fails.
     """
+
+
+def check_seed(seed: Any) -> int | None:
+    """A `reset` seed: None or an integer >= 0 (numpy integers too), as a Python int."""
+    if seed is None:
+        return None
+    if isinstance(seed, BOOL_TYPES) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+    return int(seed)
+
+
+def action_id(action: Any) -> int | None:
+    """`action` as an int if it is an integral number that is not a bool (numpy integers too), else None."""
+    if isinstance(action, BOOL_TYPES):
+        return None
+    try:
+        move = int(action)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return move if move == action else None
+
+
+def not_started_error(call: str) -> RuntimeError:
+    return RuntimeError(f"{call} before reset(): there is no game yet; call reset() first")
+
+
+def game_over_error(call: str) -> RuntimeError:
+    return RuntimeError(f"{call} after the game ended: every agent is done; call reset() to deal a new game")
+
+
+# -- options ------------------------------------------------------------------------------
+
+
+def check_reward_mode(mode: Any) -> str:
+    if mode not in REWARD_MODES:
+        raise ValueError(f"option 'reward_mode': bad value {mode!r}; allowed: {', '.join(REWARD_MODES)}")
+    return mode
+
+
+def check_reward_options(mode: Any, scale: Any) -> float:
+    """Validate `reward_mode` / `reward_scale`; returns the scale in use."""
+    check_reward_mode(mode)
+    if scale is None:
+        return DEFAULT_REWARD_SCALE[mode]
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not np.isfinite(scale) or scale <= 0:
+        raise ValueError(f"option 'reward_scale': bad value {scale!r}; allowed: a positive number, or null")
+    return float(scale)
 
 
 def check_render_mode(render_mode: Any) -> str | None:
@@ -135,6 +131,213 @@ def check_max_cycles(max_cycles: Any) -> int | None:
     if isinstance(max_cycles, bool) or not isinstance(max_cycles, int) or max_cycles < 1:
         raise ValueError(f"option 'max_cycles': bad value {max_cycles!r}; allowed: a positive integer, or null")
     return max_cycles
+
+
+def check_learner_seat(seat: Any, num_players: int) -> int | str:
+    """'random' or a seat 0..num_players-1 (a numpy integer becomes an int; bools and floats are refused)."""
+    if isinstance(seat, str) and seat == "random":
+        return seat
+    if not isinstance(seat, BOOL_TYPES) and isinstance(seat, (int, np.integer)) and 0 <= seat < num_players:
+        return int(seat)
+    raise ValueError(f"option 'learner_seat': bad value {seat!r}; allowed: 'random' or a seat 0..{num_players - 1}")
+
+
+def check_opponents(opponents: Any, num_players: int) -> list[Any] | None:
+    """None (the env's default policies), one policy for every opponent seat, or a list of one per seat."""
+    n = num_players
+    if opponents is None:
+        return None
+    if callable(getattr(opponents, "act", None)):
+        return [opponents] * (n - 1)
+    if isinstance(opponents, Sequence) and not isinstance(opponents, str):
+        policies = list(opponents)
+        if len(policies) != n - 1:
+            raise ValueError(
+                f"option 'opponents': {len(policies)} policies given for {n - 1} opponent seat(s) of a {n}-player game"
+            )
+        for i, p in enumerate(policies):
+            if not callable(getattr(p, "act", None)):
+                raise ValueError(f"option 'opponents': entry {i} ({p!r}) has no act(observation, action_mask)")
+        return policies
+    raise ValueError(
+        f"option 'opponents': bad value {opponents!r}; allowed: None, a policy with act(observation, "
+        "action_mask), or a list of one per opponent seat"
+    )
+
+
+def check_illegal_reward(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+        raise ValueError(f"option 'illegal_reward': bad value {value!r}; allowed: a finite number")
+    return float(value)
+
+
+def check_illegal_action(value: Any) -> str:
+    if not isinstance(value, str) or value not in ILLEGAL_ACTION_MODES:
+        raise ValueError(f"option 'illegal_action': bad value {value!r}; allowed: {', '.join(ILLEGAL_ACTION_MODES)}")
+    return value
+
+
+@dataclass(frozen=True)
+class EnvOption:
+    """One env option: its default, a one-line doc, its check and the env kinds that take it.
+
+    `check(value, config, resolved)` returns the value as the env uses it; `resolved` holds the
+    options before it in `ENV_OPTIONS` (reward_scale reads reward_mode).
+    """
+
+    name: str
+    default: Any
+    doc: str
+    check: Callable[[Any, QuiddlerConfig, Mapping[str, Any]], Any]
+    kinds: tuple[str, ...]
+
+
+ENV_OPTIONS: tuple[EnvOption, ...] = (
+    EnvOption(
+        "reward_mode",
+        "round_score",
+        "round_score, relative or win_loss (the module docstring of quiddler_v0 explains each)",
+        lambda v, cfg, opts: check_reward_mode(v),
+        ("aec", "gym"),
+    ),
+    EnvOption(
+        "reward_scale",
+        None,
+        "multiplies every reward; None: 0.01 for the point modes, 1 for win_loss (resolved to the number)",
+        lambda v, cfg, opts: check_reward_options(opts["reward_mode"], v),
+        ("aec", "gym"),
+    ),
+    EnvOption(
+        "render_mode",
+        None,
+        "None, 'ansi' (render() returns the text table) or 'human' (prints it after every step)",
+        lambda v, cfg, opts: check_render_mode(v),
+        ("aec", "gym", "solitaire"),
+    ),
+    EnvOption(
+        "render_view",
+        "current",
+        "whose hand the table shows: 'current', 'all', or a seat (2 or 'player_2', resolved to 2)",
+        lambda v, cfg, opts: check_render_view(v, cfg.num_players),
+        ("aec", "gym"),
+    ),
+    EnvOption(
+        "max_cycles",
+        None,
+        "truncate after max_cycles x num_players agent steps (aec) or max_cycles learner steps (gym); None: no limit",
+        lambda v, cfg, opts: check_max_cycles(v),
+        ("aec", "gym"),
+    ),
+    EnvOption(
+        "learner_seat",
+        0,
+        "the learner's seat, or 'random' for a new seat each episode drawn from the env's np_random",
+        lambda v, cfg, opts: check_learner_seat(v, cfg.num_players),
+        ("gym",),
+    ),
+    EnvOption(
+        "opponents",
+        None,
+        "the policies of the other seats: one object with act(observation, action_mask), or one per seat; "
+        "None: uniform random",
+        lambda v, cfg, opts: check_opponents(v, cfg.num_players),
+        ("gym",),
+    ),
+    EnvOption(
+        "illegal_reward",
+        -1.0,
+        "the learner's reward for an illegal action, which ends the episode",
+        lambda v, cfg, opts: check_illegal_reward(v),
+        ("gym",),
+    ),
+    EnvOption(
+        "illegal_action",
+        "terminate",
+        "an illegal action: 'terminate' ends the episode with reward 0, 'raise' raises IllegalActionError",
+        lambda v, cfg, opts: check_illegal_action(v),
+        ("solitaire",),
+    ),
+)
+_OPTIONS_BY_KIND: dict[str, tuple[EnvOption, ...]] = {
+    kind: tuple(o for o in ENV_OPTIONS if kind in o.kinds) for kind in ENV_KINDS
+}
+
+
+def _options_of(kind: str) -> tuple[EnvOption, ...]:
+    try:
+        return _OPTIONS_BY_KIND[kind]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown env kind {kind!r}; known: {', '.join(ENV_KINDS)}") from None
+
+
+def env_option_names(kind: str) -> tuple[str, ...]:
+    """The env options (not the rule fields) that env `kind` takes, in `ENV_OPTIONS` order."""
+    return tuple(o.name for o in _options_of(kind))
+
+
+def env_option_defaults(kind: str) -> dict[str, Any]:
+    """Name -> default of every env option of `kind`."""
+    return {o.name: o.default for o in _options_of(kind)}
+
+
+def check_env_options(kind: str, options: Mapping[str, Any], config: QuiddlerConfig) -> dict[str, Any]:
+    """Check the env options of env `kind` under the rules `config`; returns every option of `kind`,
+    defaults filled in, each as the env uses it (reward_scale as a number, render_view 'player_2' as 2,
+    a single opponent policy as a list of one per seat). An unknown key is a ValueError naming it."""
+    table = _options_of(kind)
+    names = [o.name for o in table]
+    unknown = sorted(k for k in options if k not in names)
+    if unknown:
+        raise ValueError(
+            f"unknown option(s) {', '.join(map(repr, unknown))} of a {kind} env; known options: {', '.join(names)}"
+        )
+    resolved: dict[str, Any] = {}
+    for option in table:
+        resolved[option.name] = option.check(options.get(option.name, option.default), config, resolved)
+    return resolved
+
+
+ENV_OPTION_DEFAULTS: dict[str, Any] = env_option_defaults("aec")
+"""The AEC env's options and defaults (from `ENV_OPTIONS`; None scale: the mode's default)."""
+
+ConfigSource = str | os.PathLike | Mapping[str, Any] | QuiddlerConfig | None
+
+
+def resolve_options(
+    config: ConfigSource,
+    options: Mapping[str, Any],
+    defaults: str | Mapping[str, Any] = "aec",
+) -> tuple[QuiddlerConfig, dict[str, Any]]:
+    """Split a YAML path / mapping / config plus keyword options into a `QuiddlerConfig` and env options.
+
+    Keyword options override the file. `defaults` is an env kind ("aec", "gym", "solitaire"):
+    the env options come back checked by `check_env_options`; or a mapping of option defaults:
+    they come back unchecked, defaults filled in. A key that is neither a config field nor an
+    option raises a ValueError naming it and the known keys.
+    """
+    kind = defaults if isinstance(defaults, str) else None
+    names = env_option_names(kind) if kind is not None else tuple(defaults)
+    fields = QuiddlerConfig.field_names()
+    base: dict[str, Any] = {}
+    if isinstance(config, QuiddlerConfig):
+        base = config.to_dict()
+    elif isinstance(config, (str, os.PathLike)):
+        base = read_yaml_mapping(config, what="env config file")
+    elif isinstance(config, Mapping):
+        base = dict(config)
+    elif config is not None:
+        raise ValueError(
+            f"config must be a YAML path, a mapping or a QuiddlerConfig, got {type(config).__name__}: {config!r}"
+        )
+    merged = {**base, **options}
+    unknown = sorted((k for k in merged if k not in fields and k not in names), key=str)
+    if unknown:
+        known = ", ".join(list(fields) + list(names))
+        raise ValueError(f"unknown option(s) {', '.join(map(repr, unknown))}; known options: {known}")
+    game_config = QuiddlerConfig.from_mapping({k: v for k, v in merged.items() if k in fields})
+    if kind is not None:
+        return game_config, check_env_options(kind, {k: merged[k] for k in names if k in merged}, game_config)
+    return game_config, {k: merged.get(k, v) for k, v in defaults.items()}
 
 
 # -- spaces -------------------------------------------------------------------------------
@@ -286,8 +489,16 @@ def render_table(game: QuiddlerGame, names: Sequence[str], shown: Sequence[int],
 
 __all__ = [
     "DEFAULT_REWARD_SCALE",
+    "ENV_OPTIONS",
     "ENV_OPTION_DEFAULTS",
     "REWARD_MODES",
+    "EnvOption",
+    "IllegalActionError",
+    "RenderModeError",
+    "check_env_options",
+    "check_learner_seat",
+    "check_seed",
+    "env_option_names",
     "observation_bounds",
     "observation_box",
     "resolve_options",

@@ -28,12 +28,18 @@ obs, reward, terminated, truncated, info = env.step(int(info["action_mask"].nonz
   `relative`, `win_loss`, times `reward_scale`), summed over the round ends that
   happened since its last move. `info["round_result"]` / `info["round"]` as in the
   AEC env when a round ended in the step, `info["winners"]` (seats) at the end.
-- An illegal action ends the episode (`terminated=True`) with reward
-  `illegal_reward` (default -1) and `info["illegal_action"] = True`, like
-  PettingZoo's `TerminateIllegalWrapper`.
+- An illegal action (an integer id the mask does not allow, in range or not) ends
+  the episode (`terminated=True`) with reward `illegal_reward` (default -1) and
+  `info["illegal_action"] = True`, like PettingZoo's `TerminateIllegalWrapper`. A
+  value that is no action id at all (`True`/`False`, `1.5`, `"3"`, None) raises
+  `IllegalActionError` (a `ValueError`) naming it; numpy integers are action ids.
+  An opponent policy's illegal action raises `IllegalActionError` too.
+- `step` before `reset` or after the episode ended raises a `RuntimeError` saying
+  which; a seed is an integer >= 0 or None (else a `ValueError`).
 - `max_cycles`: truncate after that many learner steps (default `None`).
 - Options as in the AEC env: `QuiddlerConfig` fields, a YAML `config` file, plus
-  `learner_seat`, `opponents` (keyword only) and `illegal_reward`.
+  `learner_seat`, `opponents` (keyword only) and `illegal_reward`; each is declared
+  (default, doc, check) in `common.ENV_OPTIONS`, `common.env_option_names("gym")`.
 - `reset(seed=..., options={"decks": [...]})` stacks the deck as in the AEC env.
 - `env.unwrapped.moves_played`: the moves of every seat this episode (the learner's
   steps are about 1/n of them); `env.unwrapped.game` is the core game.
@@ -42,7 +48,7 @@ obs, reward, terminated, truncated, info = env.step(int(info["action_mask"].nonz
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -53,9 +59,11 @@ from ..core import actions as A
 from ..core.config import QuiddlerConfig
 from ..core.game import Phase, QuiddlerGame
 from . import common
+from .common import IllegalActionError
 from .observation import encode_observation
 
-GYM_OPTION_DEFAULTS: dict[str, Any] = {**common.ENV_OPTION_DEFAULTS, "learner_seat": 0, "illegal_reward": -1.0}
+GYM_OPTION_DEFAULTS: dict[str, Any] = common.env_option_defaults("gym")
+"""This env's options and defaults (from `common.ENV_OPTIONS`)."""
 
 _SEED_BOUND = 2**63 - 1
 
@@ -90,22 +98,18 @@ class QuiddlerEnv(gym.Env):
         opponents: Any = None,
         **options: Any,
     ) -> None:
-        self.config, opts = common.resolve_options(config, options, GYM_OPTION_DEFAULTS)
+        if opponents is not None:
+            options = {**options, "opponents": opponents}
+        self.config, opts = common.resolve_options(config, options, "gym")  # checked: common.ENV_OPTIONS
         n = self.num_players = self.config.num_players
         self.reward_mode = opts["reward_mode"]
-        self.reward_scale = common.check_reward_options(opts["reward_mode"], opts["reward_scale"])
-        self.render_mode = common.check_render_mode(opts["render_mode"])
-        self.render_view = common.check_render_view(opts["render_view"], n)
-        self.max_cycles = common.check_max_cycles(opts["max_cycles"])
-        seat = opts["learner_seat"]
-        if seat != "random" and (isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n):
-            raise ValueError(f"option 'learner_seat': bad value {seat!r}; allowed: 'random' or a seat 0..{n - 1}")
-        self.learner_seat_option = seat
-        illegal = opts["illegal_reward"]
-        if isinstance(illegal, bool) or not isinstance(illegal, (int, float)) or not np.isfinite(illegal):
-            raise ValueError(f"option 'illegal_reward': bad value {illegal!r}; allowed: a finite number")
-        self.illegal_reward = float(illegal)
-        self.opponents = self._check_opponents(opponents, n)
+        self.reward_scale = opts["reward_scale"]
+        self.render_mode = opts["render_mode"]
+        self.render_view = opts["render_view"]
+        self.max_cycles = opts["max_cycles"]
+        seat = self.learner_seat_option = opts["learner_seat"]
+        self.illegal_reward = opts["illegal_reward"]
+        self.opponents = opts["opponents"] or [UniformRandomPolicy() for _ in range(n - 1)]
 
         self.game = QuiddlerGame(self.config)
         self.action_space = spaces.Discrete(A.NUM_ACTIONS)
@@ -118,33 +122,11 @@ class QuiddlerEnv(gym.Env):
         self._has_game = False
         self._last_move: tuple[str, int, int] | None = None
 
-    @staticmethod
-    def _check_opponents(opponents: Any, n: int) -> list[Any]:
-        if opponents is None:
-            return [UniformRandomPolicy() for _ in range(n - 1)]
-        if hasattr(opponents, "act"):
-            return [opponents] * (n - 1)
-        if isinstance(opponents, Sequence) and not isinstance(opponents, str):
-            policies = list(opponents)
-            if len(policies) != n - 1:
-                raise ValueError(
-                    f"option 'opponents': {len(policies)} policies given for {n - 1} opponent seat(s) of a "
-                    f"{n}-player game"
-                )
-            for i, p in enumerate(policies):
-                if not callable(getattr(p, "act", None)):
-                    raise ValueError(f"option 'opponents': entry {i} ({p!r}) has no act(observation, action_mask)")
-            return policies
-        raise ValueError(
-            f"option 'opponents': bad value {opponents!r}; allowed: None, a policy with act(observation, "
-            "action_mask), or a list of one per opponent seat"
-        )
-
     # -- episode -----------------------------------------------------------------------------
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Deal a new game and play the opponents up to the learner's first move."""
-        super().reset(seed=seed)
+        super().reset(seed=common.check_seed(seed))
         rng = self.np_random
         if self.learner_seat_option == "random":
             self.seat = int(rng.integers(self.num_players))
@@ -168,14 +150,18 @@ class QuiddlerEnv(gym.Env):
     def step(self, action: Any):
         """Play the learner's `action`, then the opponents until the learner's next move or the game end."""
         if self._done:
-            raise RuntimeError("step() after the episode ended (or before reset()); call reset() first")
+            if not self._has_game:
+                raise common.not_started_error("step()")
+            raise RuntimeError("step() after the episode ended; call reset() to deal a new game")
         game = self.game
-        try:
-            move = int(action)
-        except (TypeError, ValueError):
-            move = -1
+        move = common.action_id(action)
+        if move is None:
+            raise IllegalActionError(
+                f"action {action!r} for the learner (seat {self.seat}) is not an action id (an integer 0..63); "
+                f"legal actions: {np.flatnonzero(self._mask).tolist()}"
+            )
         self._steps += 1
-        if not (0 <= move < A.NUM_ACTIONS and move == action and self._mask[move]):
+        if not (0 <= move < A.NUM_ACTIONS and self._mask[move]):
             self._done = True
             self._mask = self._no_moves
             info = {"illegal_action": True, "action_mask": self._no_moves.copy(), "seat": self.seat}
@@ -214,17 +200,14 @@ class QuiddlerEnv(gym.Env):
             policy = self.opponents[(seat - self.seat) % n - 1]
             mask = common.legal_action_mask(game)
             obs = encode_observation(game, seat) if getattr(policy, "uses_observation", True) else None
-            move = policy.act(obs, mask.copy())
-            try:
-                legal = bool(mask[move])
-            except (IndexError, TypeError):
-                legal = False
-            if not legal:
-                raise ValueError(
-                    f"opponent policy {policy!r} in seat {seat} chose illegal action {move!r}; "
+            choice = policy.act(obs, mask.copy())
+            move = common.action_id(choice)
+            if move is None or not (0 <= move < A.NUM_ACTIONS and mask[move]):
+                raise IllegalActionError(
+                    f"opponent policy {policy!r} in seat {seat} chose illegal action {choice!r}; "
                     f"legal: {np.flatnonzero(mask).tolist()}"
                 )
-            reward, info = self._apply(int(move), reward, info)
+            reward, info = self._apply(move, reward, info)
         self._mask = common.legal_action_mask(game) if game.phase != Phase.GAME_OVER else self._no_moves
         return reward, info
 

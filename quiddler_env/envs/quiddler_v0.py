@@ -40,6 +40,9 @@ an env option raises a `ValueError` naming it.
 round per entry), `min_word_cards`, `two_player_bonus`, `bonus_value`,
 `score_floor`, `go_out`, `dictionary`, `turn_cap`.
 
+The env options (every env's, with defaults, docs and checks) are declared once in
+`quiddler_env.envs.common.ENV_OPTIONS`; `env_option_names("aec")` lists this env's.
+
 `reward_mode`: `"round_score"`, `"relative"` or `"win_loss"` (see Rewards).
 
 `reward_scale`: multiplies every reward; `None` means 0.01 for the point modes (a
@@ -99,11 +102,21 @@ the configured rounds can score, everything else in [0, 1].
 A turn is two agent steps by the same agent: draw, then discard. With
 `go_out="forced"` only the go-out actions are legal when one exists.
 
-`raw_env.step` raises a `ValueError` naming the action and the legal ones when the
-action is illegal. `env()` adds PettingZoo's standard wrappers: an illegal move
-ends the game with reward -1 for the mover and 0 for the others
-(`TerminateIllegalWrapper`), an action outside `Discrete(64)` fails an assertion,
-and the call order is enforced (`OrderEnforcingWrapper`). They are subclasses of
+`raw_env.step` raises `IllegalActionError` (a `ValueError`, the one illegal-action
+error of the engine and every env: `quiddler_env.envs.common.IllegalActionError`)
+naming the action and the legal ones when the action is illegal; `True`/`False` and
+non-integral values are never actions (numpy integers are). `env()` adds PettingZoo's
+standard wrappers: an illegal move ends the game with reward -1 for the mover and 0
+for the others (`TerminateIllegalWrapper`), an action outside `Discrete(64)` fails an
+assertion (a bool raises `IllegalActionError`), and the call order is enforced
+(`OrderEnforcingWrapper`).
+
+Errors of call order, in `raw_env` too: `step`, `last` or `observe` before `reset`
+raise a `RuntimeError` saying so. Once the game is over every agent is terminated
+and steps once with `None` (PettingZoo's convention; a real action for a done
+agent is an `IllegalActionError`); `step` or `last` after every agent is gone raise
+a `RuntimeError` ("after the game ended"), where `env()` keeps PettingZoo's warning
+for `step`. They are subclasses of
 PettingZoo's classes that behave the same but read `agents`, `agent_selection`,
 `terminations`, ... from the raw env in one hop instead of one `__getattr__` per
 layer (which cost more than the game itself).
@@ -132,7 +145,8 @@ default `score_floor`. The info stays until that agent acts. At the game end it
 also holds `"winners"` (agent names). Otherwise infos are empty.
 
 `reset(seed=None, options=None)`: the same seed gives the same game; without a
-seed the env continues its own generator. `options={"decks": [...]}` stacks the
+seed the env continues its own generator. A seed is an integer >= 0 (numpy
+integers too); anything else is a `ValueError` before numpy sees it. `options={"decks": [...]}` stacks the
 deck (one 118-card order, top first, per round) for scripted tests; other keys are
 ignored (PettingZoo's API test passes arbitrary ones).
 
@@ -157,6 +171,7 @@ from ..core import actions as A
 from ..core.config import QuiddlerConfig
 from ..core.game import Phase, QuiddlerGame
 from . import common
+from .common import IllegalActionError
 from .observation import encode_observation
 
 ILLEGAL_MOVE_REWARD = -1
@@ -220,11 +235,19 @@ class TerminateIllegalWrapper(wrappers.TerminateIllegalWrapper):
 
 @_one_hop
 class AssertOutOfBoundsWrapper(wrappers.AssertOutOfBoundsWrapper):
-    """PettingZoo's AssertOutOfBoundsWrapper, reading the raw env's state in one hop."""
+    """PettingZoo's AssertOutOfBoundsWrapper, reading the raw env's state in one hop; a bool is refused
+    (`Discrete.contains(True)` holds, and the mask lookup below would then fail obscurely)."""
 
     def __init__(self, env: AECEnv) -> None:
         super().__init__(env)
         self._raw_env = env.unwrapped
+
+    def step(self, action: Any) -> None:
+        if isinstance(action, common.BOOL_TYPES):
+            raise IllegalActionError(
+                f"illegal action {action!r} for {self._raw_env.agent_selection}: a bool is not an action id (0..63)"
+            )
+        super().step(action)
 
 
 class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
@@ -242,7 +265,7 @@ _one_hop(OrderEnforcingWrapper, before_reset_error=True)
 
 
 class raw_env(AECEnv, EzPickle):
-    """Quiddler for 2..8 agents, one game per episode. Illegal actions raise a ValueError."""
+    """Quiddler for 2..8 agents, one game per episode. Illegal actions raise `IllegalActionError` (a ValueError)."""
 
     metadata = {
         "render_modes": list(common.RENDER_MODES),
@@ -256,12 +279,12 @@ class raw_env(AECEnv, EzPickle):
     ) -> None:
         EzPickle.__init__(self, config, **options)
         super().__init__()
-        self.config, opts = common.resolve_options(config, options, common.ENV_OPTION_DEFAULTS)
+        self.config, opts = common.resolve_options(config, options, "aec")  # checked: common.ENV_OPTIONS
         self.reward_mode = opts["reward_mode"]
-        self.reward_scale = common.check_reward_options(opts["reward_mode"], opts["reward_scale"])
-        self.render_mode = common.check_render_mode(opts["render_mode"])
-        self.render_view = common.check_render_view(opts["render_view"], self.config.num_players)
-        self.max_cycles = common.check_max_cycles(opts["max_cycles"])
+        self.reward_scale = opts["reward_scale"]
+        self.render_mode = opts["render_mode"]
+        self.render_view = opts["render_view"]
+        self.max_cycles = opts["max_cycles"]
 
         self.game = QuiddlerGame(self.config)
         n = self.num_players = self.config.num_players
@@ -294,6 +317,7 @@ class raw_env(AECEnv, EzPickle):
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Deal a new game. The same seed gives the same game; without a seed the games continue one stream."""
+        seed = common.check_seed(seed)
         if seed is not None or self._np_random is None:
             self._np_random = np.random.default_rng(seed)
         decks = (options or {}).get("decks")
@@ -313,6 +337,8 @@ class raw_env(AECEnv, EzPickle):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """`agent`'s observation vector and action mask (all zeros unless it is `agent`'s move)."""
+        if not self._has_game:
+            raise common.not_started_error("observe()")
         seat = self.agent_name_mapping[agent]
         game = self.game
         if agent == self.agent_selection and seat == game.current_player and game.phase != Phase.GAME_OVER:
@@ -327,10 +353,28 @@ class raw_env(AECEnv, EzPickle):
             self._mask = common.legal_action_mask(self.game)
         return self._mask
 
+    def last(self, observe: bool = True) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
+        """(observation, cumulative reward, terminated, truncated, info) of `agent_selection`."""
+        try:
+            agent = self.agent_selection
+            done = self.terminations[agent], self.truncations[agent]
+        except (AttributeError, KeyError):
+            raise self._call_order_error("last()") from None
+        return (self.observe(agent) if observe else None), self._cumulative_rewards[agent], *done, self.infos[agent]
+
     def step(self, action: Any) -> None:
         """Play `action` for `agent_selection` (None for an agent that is done)."""
-        agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
+        try:
+            agent = self.agent_selection
+            done = self.terminations[agent] or self.truncations[agent]
+        except (AttributeError, KeyError):
+            raise self._call_order_error("step()") from None
+        if done:
+            if action is not None:
+                raise IllegalActionError(
+                    f"illegal action {action!r} for {agent}: the agent is done (game over or truncated); "
+                    "a done agent steps with None"
+                )
             self._was_dead_step(action)
             return
         game = self.game
@@ -360,18 +404,27 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode == "human":
             self.render()
 
+    def _call_order_error(self, call: str) -> RuntimeError:
+        if not self._has_game:
+            return common.not_started_error(call)
+        if not self.agents:
+            return common.game_over_error(call)
+        return RuntimeError(f"{call}: agent_selection {self.agent_selection!r} is not among the agents {self.agents}")
+
     def _checked_action(self, agent: str, action: Any) -> int:
-        try:
-            move = int(action)
-        except (TypeError, ValueError):
-            move = None
-        if move is None or move != action or not self.game.is_legal(move):
+        move = common.action_id(action)
+        if move is None or not self.game.is_legal(move):
             legal = ", ".join(f"{a} ({A.action_name(a)})" for a in self.game.legal_actions())
-            try:
-                name = f" ({A.action_name(move)})" if move is not None else ""
-            except ValueError:
-                name = " (out of range 0..63)"
-            raise ValueError(f"illegal action {action!r}{name} for {agent}; legal actions: {legal}")
+            if action is None:
+                name = ""
+            elif move is None:
+                name = " (a bool is not an action id)" if isinstance(action, common.BOOL_TYPES) else " (not an integer)"
+            else:
+                try:
+                    name = f" ({A.action_name(move)})"
+                except ValueError:
+                    name = " (out of range 0..63)"
+            raise IllegalActionError(f"illegal action {action!r}{name} for {agent}; legal actions: {legal}")
         return move
 
     def _score_round(self, results, totals_before) -> None:

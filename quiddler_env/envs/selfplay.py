@@ -21,7 +21,8 @@ model.learn(1024)
   over all seats allows.
 - The episode ends when the game ends (`terminated`) or the AEC env truncates. The
   wrapped env is `quiddler_v0.env()` with its standard wrappers, so an illegal action
-  ends the game with reward -1 for the mover.
+  ends the game with reward -1 for the mover; `step` before `reset` or after the
+  episode ended raises a `RuntimeError` (from the AEC env or its order check).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from . import quiddler_v0
+from . import common, quiddler_v0
 
 
 class SelfPlayEnv(gym.Env):
@@ -46,15 +47,22 @@ class SelfPlayEnv(gym.Env):
         self.observation_space = self.aec.observation_space(first)["observation"]
         self.action_space = self.aec.action_space(first)
         self._mask = np.zeros(self.action_space.n, dtype=np.int8)
+        self._done: bool | None = None  # None: no game yet
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        seed = common.check_seed(seed)
         super().reset(seed=seed)
         # The AEC env keeps its own stream: seeded here on a seeded reset, continued otherwise.
         self.aec.reset(seed=seed, options=options)
         self._credited: dict[str, float] = {}
+        self._done = False
         return self._next_observation({})
 
     def step(self, action: Any):
+        if self._done is not False:
+            if self._done is None:
+                raise common.not_started_error("step()")
+            raise RuntimeError("step() after the episode ended; call reset() to deal a new game")
         aec = self.aec
         agent = aec.agent_selection
         # _cumulative_rewards[agent] holds what the agent got since its last step began; part of it was
@@ -68,6 +76,7 @@ class SelfPlayEnv(gym.Env):
         truncated = not terminated and any(aec.truncations.values())
         info = dict(aec.infos[agent])
         if terminated or truncated:
+            self._done = True
             self._mask = np.zeros_like(self._mask)
             obs = aec.observe(agent)["observation"]
             info["action_mask"] = self._mask.copy()

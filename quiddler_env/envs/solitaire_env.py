@@ -28,10 +28,14 @@ which registers the id, in each worker.
 Which order of the cards spells the word does not matter to the game; `info["word"]`
 names the word laid (of several anagrams, the first in alphabetical order). The legal moves are `env.action_masks()` (bool, sb3-contrib's
 convention, so `MaskablePPO` works through `SubprocVecEnv`) and `info["action_mask"]`
-(int8). An action outside `0..310` raises `ValueError`. An illegal action in range
-ends the episode with reward 0 and `info["illegal_action"] = True` (the cards not
-yet laid are the penalty); with `illegal_action="raise"` it raises
-`IllegalMoveError` (a `ValueError`) naming the action and the legal ones.
+(int8). An action that is not an integer in `0..310` (out of range, a bool, `2.5`,
+`"3"`) raises `IllegalActionError` (a `ValueError`, the one illegal-action error of
+every env, `quiddler_env.envs.common.IllegalActionError`); numpy integers are
+actions. An illegal action in range ends the episode with reward 0 and
+`info["illegal_action"] = True` (the cards not yet laid are the penalty); with
+`illegal_action="raise"` it raises `IllegalActionError` naming the action and the
+legal ones. `step` before `reset` or after the episode ended raises a
+`RuntimeError` saying which.
 
 ### Observation
 
@@ -62,11 +66,15 @@ and the piles they came from.
 
 ### Arguments
 
-`QuiddlerSolitaireEnv(render_mode=None, config=None, illegal_action="terminate", **rules)`:
-`config` is a `QuiddlerConfig`, a mapping of its fields or the path of a YAML file;
+`QuiddlerSolitaireEnv(render_mode=None, config=None, illegal_action=None, **rules)`:
+`config` is a `QuiddlerConfig`, a mapping or the path of a YAML file, holding
+`QuiddlerConfig` fields and this env's options (`render_mode`, `illegal_action`:
+`"terminate"` by default, or `"raise"`; declared in `common.ENV_OPTIONS`), resolved
+as the other envs resolve theirs; keyword arguments given (not None) override it.
 `rules` may override `min_word_cards` (2: a lone IN is not a word; 1: it is) and
 `dictionary` ("enable" or a word-list path), the only rule options solitaire uses.
-`reset(seed=..., options={"piles": [[...6 faces, top first...] x 8]})` stacks the deal.
+`reset(seed=..., options={"piles": [[...6 faces, top first...] x 8]})` stacks the
+deal; a seed is an integer >= 0 or None (else a `ValueError`).
 A dealt game whose 8 first tops spell no word is lost before any move (about one
 deal in 200); `reset` deals again from the same generator until a move exists and
 reports how many times in `info["redeals"]` (a stacked deal without a move is a
@@ -83,8 +91,6 @@ a TypeError) works as is.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -92,7 +98,6 @@ import numpy as np
 from gymnasium import spaces
 
 from ..core.cards import COUNTS_ARRAY, FACES, NUM_FACES
-from ..core.config import QuiddlerConfig
 from ..core.solitaire import (
     CARDS_IN_PLAY,
     FACE_DOWN_PER_PILE,
@@ -100,22 +105,14 @@ from ..core.solitaire import (
     MAX_SCORE,
     NUM_ACTIONS,
     NUM_PILES,
-    IllegalMoveError,
     SolitaireGame,
     action_name,
 )
-
-
-class RenderModeError(ValueError, TypeError):
-    """An unsupported render mode.
-
-    Also a TypeError: SB3's `make_vec_env` first tries `render_mode="rgb_array"` and
-    retries without it on a TypeError, so the env works there without glue.
-    """
-
+from . import common
+from .common import ILLEGAL_ACTION_MODES, ConfigSource, IllegalActionError, RenderModeError  # noqa: F401  (re-exported)
 
 SOLITAIRE_RULE_KEYS = ("min_word_cards", "dictionary")
-ILLEGAL_ACTION_MODES = ("terminate", "raise")
+"""The rule options solitaire reads; only these may be keyword arguments (a `config` may hold every field)."""
 
 
 def _build_slices() -> tuple[dict[str, slice], int]:
@@ -168,61 +165,43 @@ def encode_solitaire_observation(game: SolitaireGame) -> np.ndarray:
     return obs
 
 
-def _resolve_config(
-    config: QuiddlerConfig | Mapping[str, Any] | str | os.PathLike | None, rules: dict
-) -> QuiddlerConfig:
-    unknown = sorted(set(rules) - set(SOLITAIRE_RULE_KEYS))
-    if unknown:
-        raise ValueError(
-            f"unknown solitaire option(s) {', '.join(map(repr, unknown))}; solitaire takes "
-            f"{', '.join(SOLITAIRE_RULE_KEYS)} (or a full config=...), render_mode and illegal_action"
-        )
-    if config is None:
-        base = QuiddlerConfig()
-    elif isinstance(config, QuiddlerConfig):
-        base = config
-    elif isinstance(config, Mapping):
-        base = QuiddlerConfig.from_mapping(config)
-    elif isinstance(config, (str, os.PathLike)):
-        base = QuiddlerConfig.from_yaml(config)
-    else:
-        raise ValueError(f"config must be a QuiddlerConfig, a mapping or a YAML path, got {config!r}")
-    if rules:
-        base = QuiddlerConfig.from_mapping(base.to_dict(), **rules)
-    return base
-
-
 class QuiddlerSolitaireEnv(gym.Env):
     """Quiddler solitaire as a Gymnasium env; see the module docstring for spaces, rewards and infos."""
 
-    metadata = {"render_modes": ["human", "ansi"], "render_fps": 2, "name": "QuiddlerSolitaire-v0"}
+    metadata = {"render_modes": list(common.RENDER_MODES), "render_fps": 2, "name": "QuiddlerSolitaire-v0"}
 
     def __init__(
         self,
         render_mode: str | None = None,
-        config: QuiddlerConfig | Mapping[str, Any] | str | os.PathLike | None = None,
-        illegal_action: str = "terminate",
+        config: ConfigSource = None,
+        illegal_action: str | None = None,
         **rules: Any,
     ):
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise RenderModeError(f"render_mode {render_mode!r} is not one of {self.metadata['render_modes']}")
-        if illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ValueError(f"illegal_action {illegal_action!r} is not one of {ILLEGAL_ACTION_MODES}")
-        self.render_mode = render_mode
-        self.illegal_action = illegal_action
-        self.config = _resolve_config(config, rules)
+        unknown = sorted(set(rules) - set(SOLITAIRE_RULE_KEYS))
+        if unknown:
+            raise ValueError(
+                f"unknown solitaire option(s) {', '.join(map(repr, unknown))}; solitaire takes "
+                f"{', '.join(SOLITAIRE_RULE_KEYS)} (or a full config=...), render_mode and illegal_action "
+                f"({', '.join(ILLEGAL_ACTION_MODES)})"
+            )
+        given = {"render_mode": render_mode, "illegal_action": illegal_action}
+        options = {**rules, **{k: v for k, v in given.items() if v is not None}}
+        self.config, opts = common.resolve_options(config, options, "solitaire")  # checked: common.ENV_OPTIONS
+        self.render_mode = opts["render_mode"]
+        self.illegal_action = opts["illegal_action"]
         self.game = SolitaireGame(self.config)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(OBSERVATION_SIZE,), dtype=np.float32)
         self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         self._done = True
+        self._has_game = False
         self._last: dict[str, Any] = {}
 
     # -- Gymnasium API --------------------------------------------------------------------
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Deal a new game from the env's generator (seeded by `seed`); `options={"piles": ...}` stacks it."""
-        super().reset(seed=seed)
+        super().reset(seed=common.check_seed(seed))
         options = dict(options or {})
         piles = options.pop("piles", None)
         if options:
@@ -238,6 +217,7 @@ class QuiddlerSolitaireEnv(gym.Env):
                 self.game.reset(rng=self.np_random)
                 redeals += 1
         self._done = False
+        self._has_game = True
         self._last = {"move": "", "word": "", "word_faces": (), "word_piles": (), "illegal_action": False}
         self._refresh()
         if self.render_mode == "human":
@@ -247,13 +227,15 @@ class QuiddlerSolitaireEnv(gym.Env):
     def step(self, action):
         """Play one action id; returns (observation, reward, terminated, truncated, info)."""
         if self._done:
-            raise RuntimeError("step() called after the episode ended; call reset() first")
+            if not self._has_game:
+                raise common.not_started_error("step()")
+            raise RuntimeError("step() after the episode ended; call reset() to deal a new game")
         a = self._check_action(action)
         reward = 0.0
         self._last = {"move": action_name(a), "word": "", "word_faces": (), "word_piles": (), "illegal_action": False}
         if not self._mask[a]:
             if self.illegal_action == "raise":
-                raise IllegalMoveError(
+                raise IllegalActionError(
                     f"action {a} ({action_name(a)}) is illegal here; legal actions: {self.game.legal_actions()}"
                 )
             self._last["illegal_action"] = True
@@ -280,6 +262,8 @@ class QuiddlerSolitaireEnv(gym.Env):
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
             return None
+        if not self._has_game:
+            raise common.not_started_error("render()")
         text = self._table()
         if self.render_mode == "ansi":
             return text
@@ -292,12 +276,12 @@ class QuiddlerSolitaireEnv(gym.Env):
     # -- helpers -------------------------------------------------------------------------
 
     def _check_action(self, action) -> int:
-        try:
-            a = int(np.asarray(action).item())
-        except (TypeError, ValueError):
-            raise ValueError(f"action {action!r} is not an integer in 0..{NUM_ACTIONS - 1}") from None
-        if not 0 <= a < NUM_ACTIONS or np.asarray(action).dtype.kind not in "iu":
-            raise ValueError(f"action {action!r} is not an integer in 0..{NUM_ACTIONS - 1}")
+        a = common.action_id(action)
+        if a is None or not 0 <= a < NUM_ACTIONS:
+            raise IllegalActionError(
+                f"action {action!r} is not an integer in 0..{NUM_ACTIONS - 1}; legal actions: "
+                f"{np.flatnonzero(self._mask).tolist()}"
+            )
         return a
 
     def _refresh(self) -> None:
