@@ -4,13 +4,14 @@
 - `quiddler_env.core`: the rules engine (deck, config, dictionary, solver, scoring, game, solitaire).
 - `quiddler_env.env(**options)` / `raw_env(...)`: the PettingZoo AEC environment `quiddler_v0`.
 - Gymnasium ids `Quiddler-v0` and `QuiddlerSolitaire-v0`, registered on import.
+- `IllegalActionError` (a ValueError): the one error for an illegal action, in the engine and every env.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .core import QuiddlerConfig
+from .core import IllegalActionError, QuiddlerConfig
 from .core.dictionary import load_dictionary
 from .core.solver import Layout, get_solver
 from .envs import registration as _registration  # noqa: F401  (registers the Gymnasium ids)
@@ -42,4 +43,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'quiddler_env' has no attribute {name!r}")
 
 
-__all__ = ["QuiddlerConfig", "Layout", "best_layout", "can_go_out", "env", "raw_env"]
+__all__ = ["IllegalActionError", "QuiddlerConfig", "Layout", "best_layout", "can_go_out", "env", "raw_env"]

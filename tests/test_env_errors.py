@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from pettingzoo.utils.env_logger import EnvLogger
 
-import quiddler_env  # noqa: F401  (registers the Gymnasium ids)
+import quiddler_env  # registers the Gymnasium ids
 from quiddler_env.core import actions as A
 from quiddler_env.core import game as core_game
 from quiddler_env.core.config import QuiddlerConfig
@@ -189,6 +189,7 @@ def _error_of(fn, **kwargs):
 
 def test_one_illegal_action_error_in_the_engine_and_every_env():
     assert common.IllegalActionError is core_game.IllegalActionError and issubclass(IllegalActionError, ValueError)
+    assert quiddler_env.IllegalActionError is IllegalActionError
     aec = raw_env()
     aec.reset(seed=0)
     with pytest.raises(IllegalActionError, match=r"illegal action 5 \(discard D\) for player_0; legal actions: 0"):
