@@ -109,17 +109,17 @@ non-integral values are never actions (numpy integers are). `env()` adds Petting
 standard wrappers: an illegal move ends the game with reward -1 for the mover and 0
 for the others (`TerminateIllegalWrapper`), an action outside `Discrete(64)` fails an
 assertion (a bool raises `IllegalActionError`), and the call order is enforced
-(`OrderEnforcingWrapper`).
+(`OrderEnforcingWrapper`). They are subclasses of PettingZoo's classes that behave
+the same but read `agents`, `agent_selection`, `terminations`, ... from the raw env
+in one hop instead of one `__getattr__` per layer (which cost more than the game
+itself).
 
 Errors of call order, in `raw_env` too: `step`, `last` or `observe` before `reset`
 raise a `RuntimeError` saying so. Once the game is over every agent is terminated
 and steps once with `None` (PettingZoo's convention; a real action for a done
 agent is an `IllegalActionError`); `step` or `last` after every agent is gone raise
 a `RuntimeError` ("after the game ended"), where `env()` keeps PettingZoo's warning
-for `step`. They are subclasses of
-PettingZoo's classes that behave the same but read `agents`, `agent_selection`,
-`terminations`, ... from the raw env in one hop instead of one `__getattr__` per
-layer (which cost more than the game itself).
+for `step`.
 
 ### Rewards
 
@@ -146,9 +146,10 @@ also holds `"winners"` (agent names). Otherwise infos are empty.
 
 `reset(seed=None, options=None)`: the same seed gives the same game; without a
 seed the env continues its own generator. A seed is an integer >= 0 (numpy
-integers too); anything else is a `ValueError` before numpy sees it. `options={"decks": [...]}` stacks the
-deck (one 118-card order, top first, per round) for scripted tests; other keys are
-ignored (PettingZoo's API test passes arbitrary ones).
+integers too); anything else is a `ValueError` before numpy sees it.
+`options={"decks": [...]}` stacks the deck (one 118-card order, top first, per
+round) for scripted tests; other keys are ignored (PettingZoo's API test passes
+arbitrary ones).
 
 ### Version History
 
