@@ -1,14 +1,19 @@
-"""The RLlib backend: the MultiAgentEnv adapter, the masked module, and a tiny run trained, resumed, exported, evaluated.
+"""The rllib backend: the MultiAgentEnv adapter, the masked module, and a tiny run killed, resumed, evaluated.
 
 Needs the extra (`pip install -e .[rllib]`, in its own virtual env: RLlib 2.60 wants
-gymnasium 1.2.x); skipped where Ray is not installed. CI runs it in that env.
+gymnasium 1.2.x); skipped where Ray is not installed. CI runs it in that env. The
+run-folder behaviour shared with sb3 (checksums, fallback, best/final) is the run
+layer's and tested there; here the backend's part of it: RLlib's checkpoint restores,
+a broken one is skipped, the exported bundle plays without Ray.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -22,11 +27,11 @@ pytest.importorskip("ray.rllib")
 import torch  # noqa: E402
 from ray.rllib.core.columns import Columns  # noqa: E402
 
-from agents.rllib_policy import actor_network  # noqa: E402
+from agents.policies.rllib import actor_network  # noqa: E402
 from agents.training.config import load_run_config  # noqa: E402
-from agents.training.rllib_backend import actor_state, module_spec  # noqa: E402
-from agents.training.rllib_config import check_rllib_run  # noqa: E402
-from agents.training.rllib_env import QuiddlerMultiAgentEnv  # noqa: E402
+from agents.training.rllib.config import check_rllib_run  # noqa: E402
+from agents.training.rllib.env import QuiddlerMultiAgentEnv  # noqa: E402
+from agents.training.rllib.trainer import actor_state, module_spec  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "rllib_selfplay.yaml"
@@ -93,6 +98,42 @@ def test_adapter_rejects_bad_settings():
         QuiddlerMultiAgentEnv({"env": {"num_players": 2}, "self_play": False, "learner_seat": 5})
     with pytest.raises(ValueError, match="bogus"):
         QuiddlerMultiAgentEnv({"bogus": 1})
+    with pytest.raises(ValueError, match="env_config 'env'.*reward_mode"):
+        QuiddlerMultiAgentEnv({"env": {"num_players": 2, "reward_mode": "points"}})
+    with pytest.raises(ValueError, match="env_config 'env'.*illegal_reward"):  # an option of Quiddler-v0 only
+        QuiddlerMultiAgentEnv({"env": {"num_players": 2, "illegal_reward": -1.0}})
+    with pytest.raises(ValueError, match="self_play"):
+        QuiddlerMultiAgentEnv({"env": {"num_players": 2}, "self_play": "yes"})
+    for weight in (True, 0, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="positive weight"):
+            QuiddlerMultiAgentEnv({"env": {"num_players": 2}, "self_play": False, "opponents": [["greedy", weight]]})
+
+
+@pytest.mark.parametrize("seat", [True, False, 1.0, -1, 2, "player_1", None])
+def test_adapter_checks_the_learner_seat_as_quiddler_v0_does(seat):
+    """`True` is not seat 1: the adapter uses the env's own check (`common.check_learner_seat`)."""
+    import gymnasium as gym
+
+    import quiddler_env  # noqa: F401  (registers Quiddler-v0)
+    from quiddler_env.envs.common import check_learner_seat
+
+    with pytest.raises(ValueError, match="learner_seat"):
+        check_learner_seat(seat, 2)
+    with pytest.raises(ValueError, match="learner_seat"):
+        gym.make("Quiddler-v0", num_players=2, learner_seat=seat)
+    with pytest.raises(ValueError, match="option 'learner_seat': bad value"):
+        QuiddlerMultiAgentEnv(
+            {"env": {"num_players": 2}, "self_play": False, "learner_seat": seat, "opponents": [["random", 1]]}
+        )
+
+
+def test_adapter_takes_what_quiddler_v0_takes():
+    env = QuiddlerMultiAgentEnv(
+        {"env": {"num_players": 3}, "self_play": False, "learner_seat": np.int64(2), "opponents": [["random", 1]]}
+    )
+    assert env.learner_seat == 2 and type(env.learner_seat) is int
+    env.reset(seed=0)
+    assert env.agents == ["player_2"]
 
 
 def test_masked_module_samples_only_legal_moves_and_exports_exactly():
@@ -132,80 +173,152 @@ def test_masked_module_samples_only_legal_moves_and_exports_exactly():
         assert torch.allclose(want[Columns.ACTION_DIST_INPUTS], net(x), atol=1e-5)
 
 
-def _run(args: list[str], timeout: int = 240) -> subprocess.CompletedProcess:
+TINY = [
+    "algo.n_steps=150",
+    "algo.batch_size=50",
+    "algo.n_epochs=1",
+    "algo.net_arch=[32, 32]",
+    "train.checkpoint_every=150",
+    "train.keep_checkpoints=5",
+    "eval.every=300",
+    "eval.at_start=true",
+    "eval.games=2",
+    "eval.opponents=[greedy]",
+    "rllib.num_envs_per_env_runner=2",
+]
+
+# train.py, SIGKILLed by itself right after the first checkpoint past step 0 is in place.
+KILLED_AFTER_FIRST_CHECKPOINT = """
+import os, runpy, signal, sys
+from agents.training import run
+write = run.RunSession.checkpoint
+def checkpoint(self, trainer, step):
+    folder = write(self, trainer, step)
+    if step > 0:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return folder
+run.RunSession.checkpoint = checkpoint
+sys.argv = ["train.py", *sys.argv[1:]]
+runpy.run_path("train.py", run_name="__main__")
+"""
+
+# A script run with Ray made unimportable.
+WITHOUT_RAY = """
+import runpy, sys
+sys.modules["ray"] = None
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def _run(args: list[str], timeout: int = 300, *, rc: int = 0) -> subprocess.CompletedProcess:
+    """A subprocess in its own process group (Ray's processes of a killed driver go with the group)."""
     env = {**os.environ, "RAY_DEDUP_LOGS": "0", "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.run(
-        [sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env, check=False
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.Popen(
+        [sys.executable, *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
-    assert proc.returncode == 0, f"{args} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
-    return proc
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+    assert proc.returncode == rc, f"{args} gave {proc.returncode}, not {rc}:\n{out[-3000:]}\n{err[-5000:]}"
+    return subprocess.CompletedProcess(args, proc.returncode, out, err)
 
 
-def _steps(run: Path) -> list[int]:
-    with (run / "train.csv").open() as fh:
-        return [int(float(r["step"])) for r in csv.DictReader(fh)]
+def _column(path: Path, key: str) -> list[int]:
+    with path.open() as fh:
+        return [int(float(r[key])) for r in csv.DictReader(fh)]
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _fake_checkpoint(run: Path, step: int) -> Path:
+    """A checkpoint whose files match state.json but whose algorithm/ RLlib cannot restore."""
+    folder = run / "checkpoints" / f"step_{step:09d}"
+    (folder / "algorithm").mkdir(parents=True)
+    (folder / "algorithm" / "rllib_checkpoint.json").write_text("{}")
+    listed = {"algorithm/rllib_checkpoint.json": _sha256(folder / "algorithm" / "rllib_checkpoint.json")}
+    state = {"format": 2, "backend": "rllib", "num_timesteps": step, "next_eval": step, "next_checkpoint": step}
+    (folder / "state.json").write_text(json.dumps({**state, "files": listed}))
+    return folder
 
 
 @pytest.mark.slow
-def test_train_checkpoint_resume_export_and_evaluate(tmp_path):
+def test_killed_run_resumes_from_its_checkpoint_and_its_final_bundle_plays_without_ray(tmp_path):
     run = tmp_path / "run"
-    tiny = [
-        "algo.n_steps=150",
-        "algo.batch_size=50",
-        "algo.n_epochs=1",
-        "algo.net_arch=[32, 32]",
-        "train.checkpoint_every=100",
-        "eval.every=100000",
-        "eval.games=2",
-        "eval.opponents=[greedy]",
-        "rllib.num_envs_per_env_runner=2",
-    ]
-    # One iteration in the driver (no env runner actor), then a checkpoint.
-    first = ["train.py", "--config", str(CONFIG), "--run-dir", str(run), "--quiet", "train.total_timesteps=150"]
-    _run([*first, "rllib.num_env_runners=0", *tiny])
-    summary = json.loads((run / "summary.json").read_text())
-    assert summary["backend"] == "rllib" and summary["num_timesteps"] >= 150
-    (ckpt_step, ckpt), *_ = [(int(p.name[5:]), p) for p in (run / "checkpoints").iterdir()]
-    assert ckpt_step == summary["num_timesteps"]
+    start = ["--config", str(CONFIG), "--run-dir", str(run), "--quiet", "train.total_timesteps=450", *TINY]
+    # One iteration in the driver (no env runner actor): checkpoints at steps 0 and 150, then kill -9.
+    _run(["-c", KILLED_AFTER_FIRST_CHECKPOINT, *start, "rllib.num_env_runners=0"], rc=-signal.SIGKILL)
+    assert not (run / "summary.json").exists() and not (run / "final").exists()
+    names = sorted(p.name for p in (run / "checkpoints").iterdir())
+    assert names == ["step_000000000", "step_000000150"], names
+    ckpt = run / "checkpoints" / "step_000000150"
     for name in ("algorithm", "policy/policy.pt", "policy/policy.json", "state.json"):
         assert (ckpt / name).exists(), name
-    for name in ("config.yaml", "run.json", "train.csv", "eval.csv", "learning_curve.png", "best/policy.json"):
-        assert (run / name).exists(), name
-    desc = json.loads((run / "policy.json").read_text())
-    assert desc["framework"] == "rllib" and desc["hidden_layers"] == [32, 32] and desc["step"] == ckpt_step
+    state = json.loads((ckpt / "state.json").read_text())
+    assert state["num_timesteps"] == 150 and state["backend_state"] == {"iteration": 1}
+    assert json.loads((ckpt / "policy" / "policy.json").read_text())["num_timesteps"] == 150
+    assert _column(run / "eval.csv", "step") == [0]  # eval.at_start
+    # A newer checkpoint RLlib cannot restore is skipped (named), the intact one at 150 is used.
+    _fake_checkpoint(run, 300)
 
-    # Resume from the checkpoint with one env runner actor: the step count and iterations continue.
-    _run(["train.py", "--resume", str(run), "--quiet", "train.total_timesteps=300", "rllib.num_env_runners=1"])
-    resumed = json.loads((run / "summary.json").read_text())
-    assert resumed["resumed_from"] == ckpt_step and resumed["num_timesteps"] >= 300
-    steps = _steps(run)
-    assert steps[0] == ckpt_step and steps == sorted(set(steps)) and len(steps) >= 2
-    with (run / "train.csv").open() as fh:
-        assert [int(r["iteration"]) for r in csv.DictReader(fh)] == list(range(1, len(steps) + 1))
+    # Resume with one env runner actor: the step count and RLlib's iterations continue.
+    proc = _run(["train.py", "--resume", str(run), "rllib.num_env_runners=1"])
+    assert "step_000000300 cannot be restored by RLlib" in proc.stderr, proc.stderr[-3000:]
+    assert "resuming from the newest intact checkpoint, step_000000150" in proc.stderr
+    summary = json.loads((run / "summary.json").read_text())
+    step = summary["num_timesteps"]  # an env runner actor may sample a move more than asked
+    assert summary["backend"] == "rllib" and summary["resumed_from"] == 150
+    assert 450 <= step < 480 and summary["session"]["steps"] == step - 150
+    assert summary["backend_summary"]["num_env_runners"] == 1 and summary["backend_summary"]["iterations"] == 3
+    assert summary["model"] == str(run / "final") and [r["opponent"] for r in summary["final_eval"]] == ["greedy"]
+    steps = _column(run / "train.csv", "step")
+    assert steps[0] == 150 and steps[-1] == step and len(steps) == 3 and steps == sorted(set(steps))
+    assert _column(run / "train.csv", "iteration") == [1, 2, 3]
+    evaluated = _column(run / "eval.csv", "step")
+    assert evaluated == [0, next(s for s in steps if s >= 300), step]
+    assert summary["best_step"] in evaluated
     assert "num_env_runners: 1" in (run / "config.yaml").read_text()
-    state = json.loads(sorted((run / "checkpoints").glob("step_*/state.json"))[-1].read_text())
-    assert state["num_timesteps"] == resumed["num_timesteps"]
+    assert len(json.loads((run / "run.json").read_text())["resumes"]) == 1
+    newest = sorted((run / "checkpoints").glob("step_*"))[-1]
+    assert newest.name == f"step_{step:09d}"
+    assert json.loads((newest / "state.json").read_text())["backend_state"] == {"iteration": 3}
+    final = json.loads((run / "final" / "policy.json").read_text())
+    assert final["framework"] == "rllib" and final["hidden_layers"] == [32, 32] and final["num_timesteps"] == step
+    assert final["weights_sha256"] == _sha256(run / "final" / "policy.pt")
+    assert json.loads((run / "best" / "policy.json").read_text())["num_timesteps"] == summary["best_step"]
+    assert not [p for p in run.rglob(".*")]  # no temporary files or folders left behind
 
-    # The exported policy plays in evaluate.py (loaded weights-only, no Ray involved in playing).
+    # The final bundle plays in evaluate.py with Ray unimportable (weights-only load, no pickle).
     out = tmp_path / "eval"
-    proc = _run(
-        [
-            "evaluate.py",
-            "--players",
-            f"policy:{run}",
-            "greedy",
-            "--games",
-            "4",
-            "--workers",
-            "1",
-            "--seed",
-            "3",
-            "--out",
-            str(out),
-            "--quiet",
-        ]
-    )
+    args = ["evaluate.py", "--players", f"policy:{run}", "greedy", "--games", "4", "--workers", "1"]
+    _run(["-c", WITHOUT_RAY, *args, "--seed", "3", "--out", str(out), "--quiet"])
     results = json.loads((out / "results.json").read_text())
-    assert (out / "games.csv").exists(), proc.stdout
+    assert (out / "games.csv").exists()
     text = json.dumps(results)
     assert f"policy:{run}" in text and "greedy" in text
+    assert final["weights_sha256"] in text  # results.json records the bundle that was played
+
+
+@pytest.mark.slow
+def test_no_cluster_at_ray_address_is_a_config_error_and_leaves_no_run_folder(tmp_path, monkeypatch):
+    from agents.training import RunConfigError, start_run
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    cfg = load_run_config(CONFIG, ["ray.address=auto", "train.total_timesteps=150", *TINY])
+    with pytest.raises(RunConfigError, match=r"config key 'ray.address': cannot join 'auto': ConnectionError"):
+        start_run(cfg, run_dir=tmp_path / "run", quiet=True)
+    assert not (tmp_path / "run").exists()

@@ -1,7 +1,12 @@
-"""Run configs with `backend: rllib`: the `ray`/`rllib` sections and the translation to RLlib (no Ray needed)."""
+"""Run configs with `backend: rllib`: the `ray`/`rllib` sections and the translation to RLlib (no Ray needed).
+
+Runs in both virtual envs: with Ray (`.venv-rllib`) and without (`.venv`), where the
+config still validates and train.py says in one line that the backend is unavailable.
+"""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import subprocess
 import sys
@@ -10,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from agents.training import RunFolderError, resume_run
+from agents.training.backends import backend_part
 from agents.training.config import RunConfig, RunConfigError, dump_yaml, load_run_config
-from agents.training.rllib_config import RLLIB_DEFAULTS, check_rllib_run
+from agents.training.rllib.config import AEC_OPTIONS, RLLIB_DEFAULTS, check_rllib_run
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "rllib_selfplay.yaml"
@@ -23,7 +29,8 @@ def _cfg(overrides=()):
 
 def test_shipped_config_resolves_and_translates():
     cfg = _cfg()
-    assert cfg.backend == "rllib" and cfg.rllib["self_play"] is True and cfg.ray["address"] is None
+    assert cfg.backend == "rllib" and cfg.sections["rllib"]["self_play"] is True
+    assert cfg.sections["ray"]["address"] is None
     plan = check_rllib_run(cfg)
     assert plan.train_batch_size == cfg.algo.n_steps * cfg.train.n_envs
     assert plan.minibatch_size == cfg.algo.batch_size and plan.num_epochs == cfg.algo.n_epochs
@@ -39,8 +46,9 @@ def test_resolved_config_reads_back_equal():
     import yaml
 
     again = RunConfig.from_mapping(yaml.safe_load(dump_yaml(cfg)))
-    assert again == cfg and again.rllib["num_env_runners"] == 3 and again.ray["address"] == "auto"
-    assert set(cfg.rllib) == set(RLLIB_DEFAULTS)
+    assert again == cfg and again.sections["rllib"]["num_env_runners"] == 3
+    assert again.sections["ray"]["address"] == "auto"
+    assert set(cfg.sections["rllib"]) == set(RLLIB_DEFAULTS) and set(cfg.sections) == {"ray", "rllib"}
 
 
 def test_vs_bots_translation_carries_the_opponents():
@@ -74,7 +82,11 @@ def test_explicit_train_batch_size_wins():
         ("algo.device=cuda", "algo.device"),
         ("algo.net_arch={pi: [64], vf: [32]}", "algo.net_arch"),
         ("algo.batch_size=100000", "algo.batch_size"),
-        ("env.layout_shaping=0.5", "env.layout_shaping"),
+        ("env.layout_shaping=0.5", "env.layout_shaping"),  # the sb3 training env's option: not a key here
+        ("env.illegal_reward=-2", "env.illegal_reward"),  # Quiddler-v0's, not the AEC env's
+        ("env.learner_seat=true", "env.learner_seat"),
+        ("env.learner_seat=2", "env.learner_seat"),
+        ("env.reward_mode=points", "env.reward_mode"),
         ("algo.observation_features=solver_v1", "algo.observation_features"),
     ],
 )
@@ -83,28 +95,58 @@ def test_bad_rllib_settings_name_the_key(override, key):
         _cfg([override])
 
 
+def test_the_aec_options_come_from_the_envs_own_table():
+    from quiddler_env.envs.common import env_option_names
+
+    assert AEC_OPTIONS == ("reward_mode", "reward_scale", "max_cycles")
+    assert set(AEC_OPTIONS) <= set(env_option_names("aec"))
+    cfg = _cfg(["env.max_cycles=50", "env.reward_mode=win_loss"])
+    env = check_rllib_run(cfg).env_config["env"]
+    assert env["max_cycles"] == 50 and env["reward_scale"] == 1.0  # resolved by the env's check
+
+
 def test_sb3_runs_refuse_the_rllib_sections():
-    with pytest.raises(RunConfigError, match="only used with backend: rllib"):
+    with pytest.raises(RunConfigError, match="'rllib': not a section of backend 'sb3'"):
         load_run_config(ROOT / "configs" / "quickstart.yaml", ["rllib.num_env_runners=2"])
     sb3 = load_run_config(ROOT / "configs" / "quickstart.yaml")
-    assert "rllib" not in sb3.to_dict() and "ray" not in sb3.to_dict()
+    assert "rllib" not in sb3.to_dict() and "ray" not in sb3.to_dict() and sb3.sections == {}
+
+
+def test_the_config_module_imports_no_ray_and_no_trainer():
+    """`rllib/__init__` and `rllib/config` validate configs where Ray is missing, and form no import cycle."""
+    package = ROOT / "agents" / "training" / "rllib"
+    for name in ("__init__.py", "config.py"):
+        tree = ast.parse((package / name).read_text())
+        imported = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                imported |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                imported.add("." * node.level + (node.module or ""))
+        assert not {m for m in imported if m == "ray" or m.startswith("ray.")}, name
+        assert not {m for m in imported if "trainer" in m or m in (".env", ".module")}, name
+        assert ".." not in imported, f"{name} imports agents.training's __init__"
+    assert backend_part("rllib", "config").SECTIONS == ("ray", "rllib")
 
 
 def test_resume_may_change_where_and_how_wide_but_not_the_run(tmp_path):
-    (tmp_path / "config.yaml").write_text(dump_yaml(_cfg()))
+    text = dump_yaml(_cfg())
+    (tmp_path / "config.yaml").write_text(text)
     with pytest.raises(RunConfigError, match="rllib.self_play"):
         resume_run(tmp_path, ["rllib.self_play=false"])
-    # Allowed overrides pass the check and reach the backend, which finds no checkpoint here (or, without Ray,
+    # Allowed overrides pass the check and reach the run layer, which finds no checkpoint here (or, without Ray,
     # says that the backend is not available): both are the clean errors train.py reports.
-    with pytest.raises((RunFolderError, RunConfigError), match="no complete checkpoint|'rllib' is not available"):
+    with pytest.raises((RunFolderError, RunConfigError), match="has no checkpoint|'rllib' is not available"):
         resume_run(tmp_path, ["rllib.num_env_runners=4", "ray.address=auto"], quiet=True)
-    assert "num_env_runners: 4" in (tmp_path / "config.yaml").read_text()
+    assert (tmp_path / "config.yaml").read_text() == text  # a resume that did not start changes nothing
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("ray") is not None, reason="Ray is installed here (tests/test_rllib.py)")
 def test_train_py_without_ray_says_the_backend_is_unavailable(tmp_path):
+    run = tmp_path / "run"
     proc = subprocess.run(
-        [sys.executable, "train.py", "--config", str(CONFIG), "--run-dir", str(tmp_path / "run")],
+        [sys.executable, "train.py", "--config", str(CONFIG), "--run-dir", str(run)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -112,4 +154,18 @@ def test_train_py_without_ray_says_the_backend_is_unavailable(tmp_path):
         check=False,
     )
     assert proc.returncode == 2, proc.stderr
-    assert "'rllib' is not available here" in proc.stderr and "ray" in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("train.py: error: ") and "'rllib' is not available here" in lines[0]
+    assert "pip install -e .[rllib]" in lines[0] and "ray" in lines[0]
+    assert not run.exists()  # checked before a run folder is made
+    # The config itself validates here.
+    proc = subprocess.run(
+        [sys.executable, "train.py", "--config", str(CONFIG), "--print-config"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0 and "backend: rllib" in proc.stdout, proc.stderr

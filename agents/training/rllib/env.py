@@ -11,7 +11,7 @@ bots. This adapter drives `quiddler_v0.raw_env` directly:
 - Each env step is one move of the learner agent to act; the bots' moves up to the
   next learner move happen inside that step.
 - Observations are the AEC env's dict, `{"observation": float32 vector,
-  "action_mask": int8[64]}`; the masking RL module (`rllib_module.py`) keeps the
+  "action_mask": int8[64]}`; the masking RL module (`module.py`) keeps the
   sampled actions legal.
 - Rewards (the env's `reward_mode`) go to every learner agent as soon as a round is
   scored, whoever made the move; RLlib adds a reward for an agent that is not to
@@ -22,6 +22,13 @@ bots. This adapter drives `quiddler_v0.raw_env` directly:
 All chance comes from seeded generators: the deals from the AEC env's (seeded by
 `reset(seed=...)`), the learner seat and the bots' draws from this adapter's own,
 which `reset(seed=...)` seeds as well.
+
+Each option is checked by its owner: the rules and the AEC env's options by
+`quiddler_v0.raw_env` (declared once in `quiddler_env.envs.common.ENV_OPTIONS`), the
+learner seat by `common.check_learner_seat` (the check of `Quiddler-v0`), the bot specs
+by the agent registry. This module runs in every env runner actor (and in the driver
+for the export check); the run config that builds `env_config` is `config.py`'s
+`check_rllib_run`.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from typing import Any
 import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
-from quiddler_env.envs import quiddler_v0
+from quiddler_env.envs import common, quiddler_v0
 
 LEARNER = "learner"
 """Module id of the shared policy every learner agent maps to."""
@@ -58,7 +65,7 @@ class QuiddlerMultiAgentEnv(MultiAgentEnv):
     """Quiddler for RLlib. `config` (RLlib's `env_config`) keys:
 
     - `env`: the rules (`QuiddlerConfig` fields) and the AEC env's options
-      (`reward_mode`, `reward_scale`, `max_cycles`).
+      (`common.env_option_names("aec")`: `reward_mode`, `reward_scale`, `max_cycles`, ...).
     - `self_play` (default True): every seat is a learner agent.
     - `learner_seat`: with `self_play` false, the learner's seat, or `"random"` (drawn per episode).
     - `opponents`: with `self_play` false, `[[spec, weight], ...]`: each bot seat draws
@@ -74,16 +81,23 @@ class QuiddlerMultiAgentEnv(MultiAgentEnv):
                 f"QuiddlerMultiAgentEnv: unknown env_config key(s) {unknown}; known: env, self_play, learner_seat, "
                 "opponents"
             )
-        env_options = dict(config.get("env") or {})
-        self.raw = quiddler_v0.raw_env(**env_options)
+        env_options = config.get("env") or {}
+        if not isinstance(env_options, Mapping):
+            raise ValueError(f"QuiddlerMultiAgentEnv: env_config 'env' must be a mapping, got {env_options!r}")
+        try:
+            # The rules and the AEC options, checked by the env itself (common.ENV_OPTIONS).
+            self.raw = quiddler_v0.raw_env(dict(env_options))
+        except ValueError as exc:
+            raise ValueError(f"QuiddlerMultiAgentEnv: env_config 'env': {exc}") from None
         self.num_players = self.raw.num_players
-        self.self_play = bool(config.get("self_play", True))
-        self.learner_seat = config.get("learner_seat", "random")
-        seat = self.learner_seat
-        if seat != "random" and (not isinstance(seat, int) or not 0 <= seat < self.num_players):
-            raise ValueError(
-                f"QuiddlerMultiAgentEnv: learner_seat {seat!r} is not 'random' or a seat 0..{self.num_players - 1}"
-            )
+        self_play = config.get("self_play", True)
+        if not isinstance(self_play, bool):
+            raise ValueError(f"QuiddlerMultiAgentEnv: self_play must be true or false, got {self_play!r}")
+        self.self_play = self_play
+        try:
+            self.learner_seat = common.check_learner_seat(config.get("learner_seat", "random"), self.num_players)
+        except ValueError as exc:
+            raise ValueError(f"QuiddlerMultiAgentEnv: {exc}") from None
         self._specs, self._weights = self._check_opponents(config.get("opponents"))
         self._bot_cache: dict[str, Any] = {}
 
@@ -108,7 +122,8 @@ class QuiddlerMultiAgentEnv(MultiAgentEnv):
             if not isinstance(item, Sequence) or isinstance(item, str) or len(item) != 2:
                 raise ValueError(f"QuiddlerMultiAgentEnv: opponent entry {item!r} is not a [spec, weight] pair")
             spec, weight = item
-            if not isinstance(spec, str) or not isinstance(weight, (int, float)) or not weight > 0:
+            number = isinstance(weight, (int, float)) and not isinstance(weight, bool)
+            if not isinstance(spec, str) or not number or not (0 < weight < float("inf")):
                 raise ValueError(f"QuiddlerMultiAgentEnv: opponent entry {item!r} needs a spec and a positive weight")
             specs.append(spec)
             weights.append(float(weight))
@@ -161,9 +176,9 @@ class QuiddlerMultiAgentEnv(MultiAgentEnv):
         # One object per (spec, seat): a seat may face the same spec again, and loading a policy is slow.
         key = f"{seat}:{spec}"
         if key not in self._bot_cache:
-            import agents
+            from agents.registry import make
 
-            self._bot_cache[key] = agents.make(spec, seed=0, config=self.raw.config)
+            self._bot_cache[key] = make(spec, seed=0, config=self.raw.config)
         return self._bot_cache[key]
 
     def _collect_rewards(self) -> None:

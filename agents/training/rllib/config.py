@@ -1,4 +1,8 @@
-"""The run config's `ray` and `rllib` sections, and how a run config reads for the RLlib backend (no Ray import).
+"""What the rllib backend adds to a run config: the `ray` and `rllib` sections, and the translation to RLlib.
+
+The backend's `config` module (`agents.training.backends`): `SECTIONS`, `ENV_OPTIONS`
+(none), `resolve_sections` and `check_run`. It imports nothing of Ray, so a config
+validates where Ray is not installed (`train.py` then says the backend is unavailable).
 
 A config with `backend: rllib` uses the same sections as an SB3 run, read the same
 way, plus two of its own:
@@ -43,8 +47,14 @@ Settings RLlib cannot honour are errors naming the key, never silently dropped:
 `normalize_advantage: false` (RLlib always standardises advantages),
 `ortho_init: false` (RLlib uses its own initialisation), `algo.device` other than
 cpu (use `rllib.num_gpus_per_learner`), `league.enabled` (this backend's self-play
-is `rllib.self_play`: every seat the current learner), `algo.observation_features`
-and the SB3 training env's own options (`env.layout_shaping`) when switched on.
+is `rllib.self_play`: every seat the current learner), `algo.observation_features`,
+and an option of `Quiddler-v0` that the AEC env does not take (`env.illegal_reward`)
+set to anything but its default. The sb3 training env's own options
+(`env.layout_shaping`) are not keys of an rllib run at all.
+
+`env_config` of `QuiddlerMultiAgentEnv` (`env.py`) gets the rules, the AEC env's
+options (`AEC_OPTIONS`, from the env's own table) and `env.learner_seat` (checked by the
+env's `check_learner_seat`, here through the run config and again in the adapter).
 """
 
 from __future__ import annotations
@@ -54,11 +64,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from quiddler_env.core.config import QuiddlerConfig
+from quiddler_env.envs.common import check_env_options, env_option_names
 
-from .config import RunConfigError, _bad, _bool, _is_int, _known, _number, _positive_int
+from ..checks import RunConfigError, bad, boolean, is_int, known, non_negative_int, number, positive_int
+from ..config import RUN_ENV_OPTIONS
 
 if TYPE_CHECKING:
-    from .config import RunConfig
+    from ..config import RunConfig
+
+SECTIONS = ("ray", "rllib")
+ENV_OPTIONS: dict[str, tuple[Any, Any]] = {}
+"""The RLlib env is quiddler_v0's: no env option of its own."""
 
 RAY_DEFAULTS: dict[str, Any] = {"address": None, "num_cpus": None, "object_store_memory_mb": 256}
 RLLIB_DEFAULTS: dict[str, Any] = {
@@ -73,47 +89,51 @@ RLLIB_DEFAULTS: dict[str, Any] = {
     "rollout_fragment_length": "auto",
     "sample_timeout_s": 600,
 }
-AEC_OPTIONS = ("reward_mode", "reward_scale", "max_cycles")
+AEC_OPTIONS = tuple(n for n in RUN_ENV_OPTIONS if n in env_option_names("aec"))
 """The env options the RLlib env passes on to `quiddler_v0.raw_env` (the rules fields go too)."""
 
 
-def _non_negative_int(key: str, v: Any) -> int:
-    if not _is_int(v) or v < 0:
-        raise _bad(key, v, "an integer >= 0")
-    return v
+def resolve_sections(data: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The `ray` and `rllib` sections with defaults filled in."""
+    return {"ray": resolve_ray_section(data.get("ray") or {}), "rllib": resolve_rllib_section(data.get("rllib") or {})}
+
+
+def check_run(cfg: RunConfig) -> None:
+    """The constraints of RLlib on the shared sections (`check_rllib_run`, its plan unused here)."""
+    check_rllib_run(cfg)
 
 
 def resolve_ray_section(data: Mapping[str, Any]) -> dict[str, Any]:
     """The `ray` section with defaults filled in; errors name the dotted key."""
-    _known("ray", data, list(RAY_DEFAULTS))
+    known("ray", data, list(RAY_DEFAULTS))
     out = {**RAY_DEFAULTS, **data}
     address = out["address"]
     if address is not None and (not isinstance(address, str) or not address.strip()):
-        raise _bad("ray.address", address, "null (a local Ray), 'auto', or a cluster address such as ray://head:10001")
+        raise bad("ray.address", address, "null (a local Ray), 'auto', or a cluster address such as ray://head:10001")
     if out["num_cpus"] is not None:
-        _positive_int("ray.num_cpus", out["num_cpus"])
+        positive_int("ray.num_cpus", out["num_cpus"])
     mb = out["object_store_memory_mb"]
-    if not _is_int(mb) or mb < 80:
-        raise _bad("ray.object_store_memory_mb", mb, "an integer >= 80 (Ray's minimum is 75 MiB)")
+    if not is_int(mb) or mb < 80:
+        raise bad("ray.object_store_memory_mb", mb, "an integer >= 80 (Ray's minimum is 75 MiB)")
     return out
 
 
 def resolve_rllib_section(data: Mapping[str, Any]) -> dict[str, Any]:
     """The `rllib` section with defaults filled in; errors name the dotted key."""
     s = "rllib"
-    _known(s, data, list(RLLIB_DEFAULTS))
+    known(s, data, list(RLLIB_DEFAULTS))
     out = {**RLLIB_DEFAULTS, **data}
-    _bool(f"{s}.self_play", out["self_play"])
+    boolean(f"{s}.self_play", out["self_play"])
     for k in ("num_env_runners", "num_learners", "num_gpus_per_learner"):
-        _non_negative_int(f"{s}.{k}", out[k])
+        non_negative_int(f"{s}.{k}", out[k])
     for k in ("num_envs_per_env_runner", "num_cpus_per_env_runner", "num_cpus_per_learner"):
-        _positive_int(f"{s}.{k}", out[k])
+        positive_int(f"{s}.{k}", out[k])
     if out["train_batch_size"] is not None:
-        _positive_int(f"{s}.train_batch_size", out["train_batch_size"])
+        positive_int(f"{s}.train_batch_size", out["train_batch_size"])
     fragment = out["rollout_fragment_length"]
     if fragment != "auto":
-        _positive_int(f"{s}.rollout_fragment_length", fragment)
-    _number(f"{s}.sample_timeout_s", out["sample_timeout_s"], 0.0, open_low=True)
+        positive_int(f"{s}.rollout_fragment_length", fragment)
+    number(f"{s}.sample_timeout_s", out["sample_timeout_s"], 0.0, open_low=True)
     return out
 
 
@@ -140,28 +160,28 @@ def check_rllib_run(cfg: RunConfig) -> RLlibPlan:
     """Check that `cfg` can run on RLlib and translate it (errors name the config key)."""
     algo = cfg.algo
     if cfg.league.enabled:
-        raise _bad(
+        raise bad(
             "league.enabled",
             True,
             "false with backend rllib (its self-play is rllib.self_play: every seat the learner)",
         )
     if algo.target_kl is not None:
-        raise _bad("algo.target_kl", algo.target_kl, "null with backend rllib (SB3's early stop has no RLlib twin)")
+        raise bad("algo.target_kl", algo.target_kl, "null with backend rllib (SB3's early stop has no RLlib twin)")
     if not algo.clip_range.constant:
-        raise _bad("algo.clip_range", algo.clip_range.to_yaml(), "a constant with backend rllib")
+        raise bad("algo.clip_range", algo.clip_range.to_yaml(), "a constant with backend rllib")
     if not algo.normalize_advantage:
-        raise _bad("algo.normalize_advantage", False, "true with backend rllib (RLlib always standardises advantages)")
+        raise bad("algo.normalize_advantage", False, "true with backend rllib (RLlib always standardises advantages)")
     if not algo.ortho_init:
-        raise _bad("algo.ortho_init", False, "true with backend rllib (RLlib uses its own initialisation)")
+        raise bad("algo.ortho_init", False, "true with backend rllib (RLlib uses its own initialisation)")
     if algo.device not in ("cpu", "auto"):
-        raise _bad("algo.device", algo.device, "cpu or auto with backend rllib (set rllib.num_gpus_per_learner)")
+        raise bad("algo.device", algo.device, "cpu or auto with backend rllib (set rllib.num_gpus_per_learner)")
     if algo.net_arch["pi"] != algo.net_arch["vf"]:
-        raise _bad(
+        raise bad(
             "algo.net_arch",
             {k: list(v) for k, v in algo.net_arch.items()},
             "one list of layers, or equal pi and vf, with backend rllib",
         )
-    rl = cfg.rllib
+    rl = cfg.sections["rllib"]
     batch = rl["train_batch_size"] or algo.n_steps * cfg.train.n_envs
     if algo.batch_size > batch:
         key = "rllib.train_batch_size" if rl["train_batch_size"] else "algo.n_steps x train.n_envs"
@@ -169,18 +189,19 @@ def check_rllib_run(cfg: RunConfig) -> RLlibPlan:
             f"config key 'algo.batch_size': {algo.batch_size} is more than a training batch holds ({key} = {batch})"
         )
     if getattr(algo, "observation_features", None) is not None:
-        raise _bad(
+        raise bad(
             "algo.observation_features",
             algo.observation_features,
             "null with backend rllib (its env runners see the env's own observation)",
         )
     lr = algo.learning_rate
     env = {}
+    defaults = check_env_options("gym", {}, cfg.game_config())
     for key, value in cfg.env.items():
         if key in QuiddlerConfig.field_names() or key in AEC_OPTIONS:
             env[key] = value
-        elif key != "learner_seat" and value:  # an option of the SB3 training env (e.g. reward shaping), switched on
-            raise _bad(f"env.{key}", value, "its off value (0 or null) with backend rllib, whose env is quiddler_v0's")
+        elif key != "learner_seat" and value != defaults.get(key):  # an option only Quiddler-v0 has, changed
+            raise bad(f"env.{key}", value, f"{defaults.get(key)!r} with backend rllib, whose env is quiddler_v0's")
     env_config: dict[str, Any] = {"env": env, "self_play": rl["self_play"], "learner_seat": cfg.env["learner_seat"]}
     if not rl["self_play"]:
         env_config["opponents"] = [[o.spec, o.weight] for o in cfg.opponents]
