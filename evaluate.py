@@ -87,7 +87,8 @@ def add_rule_option(group: argparse._ArgumentGroup, option: RuleOption) -> None:
         kwargs.update(metavar="TEXT")
     else:
         raise ValueError(f"rule option {option.name}: no command-line form for kind {option.kind!r}")
-    group.add_argument(option.flag, dest=option.name, **kwargs)
+    # Absent unless given, so a given `none` (no turn cap) is told apart from an option not given.
+    group.add_argument(option.flag, dest=option.name, default=argparse.SUPPRESS, **kwargs)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -155,7 +156,7 @@ def resolve(args: argparse.Namespace) -> dict[str, Any]:
         if key != "rules" and getattr(args, key, None) is not None:
             options[key] = getattr(args, key)
     for key in RULE_FLAGS:
-        if getattr(args, key) is not None:
+        if hasattr(args, key):
             options["rules"][key] = getattr(args, key)
     if "num_players" in options["rules"]:
         raise BadInput("rules: num_players is set by table_size (or the number of players), not as a rule")
@@ -177,6 +178,7 @@ def resolve(args: argparse.Namespace) -> dict[str, Any]:
     if not isinstance(out, (str, os.PathLike)) or not str(out).strip():
         raise BadInput(f"out must name an output folder, got {out!r}")
     options["out"] = Path(out)
+    options["argv"] = list(getattr(args, "argv", sys.argv[1:]))
     return options
 
 
@@ -295,7 +297,8 @@ def _play_and_write(options: dict[str, Any], tournament, policies: dict[str, Any
         "seconds": round(seconds, 3),
         "games_per_second": round(len(played) / seconds, 3) if seconds > 0 else None,
         "out": str(out),
-        "argv": sys.argv[1:],
+        "save_games": options["save_games"],
+        "argv": options["argv"],
     }
     try:
         written = write_run(out, tournament, played, summary, run_info, options["save_games"], policies)
@@ -339,6 +342,7 @@ def replay(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.argv = sys.argv[1:] if argv is None else list(argv)
     try:
         if args.list_agents:
             from agents.registry import available

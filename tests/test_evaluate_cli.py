@@ -1,4 +1,4 @@
-"""evaluate.py end to end, as a subprocess: files, determinism across workers, duplicate deals, replay, bad input."""
+"""evaluate.py end to end, as a subprocess (marked slow): files, determinism across workers, duplicate deals, replay, bad input."""
 
 from __future__ import annotations
 
@@ -93,6 +93,7 @@ def pair_of_runs(tmp_path_factory):
     return outs
 
 
+@pytest.mark.slow
 def test_policy_tournament_writes_every_file(tmp_path):
     # The README quick start's shape: a two-player policy with two bots takes turns at two-player tables.
     bundle = make_bundle(tmp_path / "bundle")
@@ -111,6 +112,19 @@ def test_policy_tournament_writes_every_file(tmp_path):
     assert (doc["seed"], t["table_size"], t["games"], t["games_requested"], t["deals"]) == (0, 2, 6, 5, 3)
     assert t["rules"]["hand_sizes"] == [3, 4] and t["rules"]["num_players"] == 2
     assert len(doc["dictionary"]["identity"]) == 64 and doc["versions"]["openskill"]
+    # The bundle that was played: its folder and the checksum of its weights, as its policy.json has it.
+    description = json.loads((bundle / "policy.json").read_text())
+    weights = hashlib.sha256((bundle / "policy.pt").read_bytes()).hexdigest()
+    assert description["weights_sha256"] == weights
+    assert doc["policies"] == {
+        label: {
+            "spec": label,
+            "bundle": str(bundle.resolve()),
+            "framework": "sb3",
+            "weights_sha256": weights,
+            **({"model_sha256": description["model_sha256"]} if "model_sha256" in description else {}),
+        }
+    }
     players = doc["summary"]["players"]
     assert list(players) == [label, "random", "greedy"]
     for p in players.values():
@@ -141,7 +155,17 @@ def test_policy_tournament_writes_every_file(tmp_path):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "wrote " in proc.stdout and "greedy" in proc.stdout
 
+    # Weights changed after the save: refused in one line, and the earlier run's folder stays as it was.
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    with (bundle / "policy.pt").open("ab") as fh:
+        fh.write(b"\0")
+    proc = evaluate("--players", label, "random", "--games", 2, "--hand-sizes", 3, "--workers", 1, "--out", out)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "does not match the sha256" in proc.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
+
+@pytest.mark.slow
 def test_results_identical_for_one_and_two_workers(pair_of_runs):
     one, two = pair_of_runs
     assert figures(one) == figures(two)
@@ -160,6 +184,7 @@ def _dealt(deck: list[str], n: int, hand_size: int, dealer: int) -> list[tuple[i
     return [tuple(h) for h in hands]
 
 
+@pytest.mark.slow
 def test_saved_games_show_duplicate_deals_replay_the_same_shuffles(pair_of_runs):
     games = [json.loads(line) for line in (pair_of_runs[0] / "games.jsonl").read_text().splitlines()]
     assert [g["game"] for g in games] == list(range(6))
@@ -183,6 +208,7 @@ def test_saved_games_show_duplicate_deals_replay_the_same_shuffles(pair_of_runs)
             assert [sum(r["results"][s]["round_score"] for r in g["rounds"]) for s in range(3)] == g["totals"]
 
 
+@pytest.mark.slow
 def test_replay_prints_the_game_turn_by_turn(pair_of_runs):
     saved = pair_of_runs[0] / "games.jsonl"
     record = json.loads(saved.read_text().splitlines()[4])
@@ -203,6 +229,7 @@ def test_replay_prints_the_game_turn_by_turn(pair_of_runs):
     ]
 
 
+@pytest.mark.slow
 def test_replay_detects_a_tampered_game(pair_of_runs, tmp_path):
     lines = (pair_of_runs[0] / "games.jsonl").read_text().splitlines()
     record = json.loads(lines[0])
@@ -214,6 +241,7 @@ def test_replay_detects_a_tampered_game(pair_of_runs, tmp_path):
     assert proc.stdout == ""
 
 
+@pytest.mark.slow
 def test_config_file_and_command_line_override(tmp_path):
     config = tmp_path / "eval.yaml"
     out = tmp_path / "from_yaml"
@@ -238,10 +266,11 @@ def test_default_config_file_parses_and_covers_every_rule():
 
 
 def test_help_offers_every_rule_option():
-    proc = evaluate("--help")
-    assert proc.returncode == 0
+    import evaluate as cli
+
+    text = cli.build_parser().format_help()
     for name in set(QuiddlerConfig.field_names()) - {"num_players"}:
-        assert f"--{name.replace('_', '-')}" in proc.stdout
+        assert f"--{name.replace('_', '-')}" in text
 
 
 BAD_INPUTS = [
@@ -265,6 +294,7 @@ BAD_INPUTS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("args", "message"), BAD_INPUTS, ids=[m for _, m in BAD_INPUTS])
 def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
     file = tmp_path / "a_file"
