@@ -6,8 +6,15 @@
 
 Players are agent specs (`--list-agents`); seats rotate, and with duplicate deals
 (default) every deal is replayed with the seats rotated so each player gets every
-seat's cards. Writes results.json, games.csv, report.md and PNG plots into --out,
-each file atomically. A bad input is a one-line error and exit code 2.
+seat's cards. The rule flags are QuiddlerConfig's fields (their help is declared there).
+
+--out holds exactly one complete run: results.json, games.csv, report.md, the PNG plots
+(and games.jsonl with --save-games) are written into a staging folder beside it and
+swapped in whole, so nothing of an earlier run stays and a killed run leaves the old
+folder or the new one. An --out that another evaluate.py is writing, or a non-empty
+folder holding files evaluate.py did not write, is refused. Worker processes end with
+this one, even on kill -9. A bad input is a one-line error and exit code 2, with nothing
+written.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@
 - `tournament`: the schedule (matchups, seat rotations, duplicate deals), seeds, playing games in parallel.
 - `stats`: Wilson, t, clustered and Welch intervals; OpenSkill ratings.
 - `summary`: the figures per player and per pair from the played games.
-- `report`: results.json, games.csv, report.md, PNG plots, games.jsonl (all written atomically).
+- `report`: results.json, games.csv, report.md, PNG plots, games.jsonl; a run written into its folder whole.
 - `replay`: print a saved game turn by turn.
 """
 
