@@ -215,7 +215,7 @@ def run(args: argparse.Namespace) -> int:
     from quiddler_env.core.game import QuiddlerGame
 
     try:
-        out = check_output(options["out"])  # before the players load: a bad folder fails at once
+        out = check_output(options["out"])  # before the players load: a bad folder fails at once (absolute)
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     table_size = options["table_size"]
@@ -257,15 +257,18 @@ def run(args: argparse.Namespace) -> int:
     try:
         remove_stale_run(out)  # what a killed run left
         check_output(out)  # again, now that no other run can change it
-        return _play_and_write(options, tournament, policies, out)
+        return _play_and_write(options, tournament, policies, out, shown=options["out"])
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     finally:
         lock.release()
 
 
-def _play_and_write(options: dict[str, Any], tournament, policies: dict[str, Any], out: Path) -> int:
-    """Play the tournament, then put its files in `out` as one unit (the caller holds the folder's lock)."""
+def _play_and_write(options: dict[str, Any], tournament, policies: dict[str, Any], out: Path, shown: Path) -> int:
+    """Play the tournament, then put its files in `out` as one unit (the caller holds the folder's lock).
+
+    `shown`: the folder as the user named it, for messages and results.json.
+    """
     from agents.evaluation.report import write_run
     from agents.evaluation.summary import summarize
     from agents.evaluation.tournament import default_workers, policy_identities, run_tournament
@@ -303,7 +306,7 @@ def _play_and_write(options: dict[str, Any], tournament, policies: dict[str, Any
         "workers": workers,
         "seconds": round(seconds, 3),
         "games_per_second": round(len(played) / seconds, 3) if seconds > 0 else None,
-        "out": str(out),
+        "out": str(shown),
         "save_games": options["save_games"],
         "argv": options["argv"],
     }
@@ -311,15 +314,15 @@ def _play_and_write(options: dict[str, Any], tournament, policies: dict[str, Any
         written = write_run(out, tournament, played, summary, run_info, options["save_games"], policies)
     except KeyboardInterrupt:
         print(
-            f"evaluate.py: interrupted while writing; {out} holds the earlier run or this one, whole", file=sys.stderr
+            f"evaluate.py: interrupted while writing; {shown} holds the earlier run or this one, whole", file=sys.stderr
         )
         return 130
     except OSError as exc:
-        print(f"evaluate.py: error: cannot write the results to {out}: {exc}", file=sys.stderr)
+        print(f"evaluate.py: error: cannot write the results to {shown}: {exc}", file=sys.stderr)
         return 1
     if not quiet:
         print_summary(summary)
-        print(f"wrote {', '.join(p.name for p in written)} to {out}/ ({len(played)} games in {seconds:.1f} s)")
+        print(f"wrote {', '.join(p.name for p in written)} to {shown}/ ({len(played)} games in {seconds:.1f} s)")
     return 0
 
 

@@ -308,3 +308,16 @@ def test_die_with_parent_ends_a_child_of_a_killed_process(way):
     if alive(child):
         os.kill(child, signal.SIGKILL)
         pytest.fail(f"child {child} outlived its killed parent")
+
+
+def test_out_dot_names_the_current_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "report.md").write_text("mine")
+    assert evaluate.main([*SMALL, "--out", "."]) == 2
+    assert f"output folder {tmp_path} is not empty" in capsys.readouterr().err
+    assert [p.name for p in tmp_path.iterdir()] == ["report.md"]
+    (tmp_path / "res").mkdir()
+    monkeypatch.chdir(tmp_path / "res")
+    assert evaluate.main([*SMALL, "--out", "../res"]) == 0  # an empty folder, named through its parent
+    assert check_complete(tmp_path / "res")["run"]["out"] == "../res"
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")) == ["report.md", "res"]

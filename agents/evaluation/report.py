@@ -72,12 +72,16 @@ def is_results_document(path: str | os.PathLike) -> bool:
 def check_output(out: str | os.PathLike) -> Path:
     """An output folder this run may fill: new, empty, or an earlier run's (a ValueError naming it if not).
 
+    Returns it as an absolute path (the folder is swapped by name beside it).
+
     The run's files replace the folder as a whole, so a folder holding anything else
     (files of the user, a results.json not ours) is refused rather than deleted.
     """
     if not isinstance(out, (str, os.PathLike)) or not str(out).strip():
         raise ValueError("out must name an output folder")
-    out = Path(out)
+    given, out = out, Path(os.path.abspath(out))  # `.` and `..` named as the folders they are
+    if not out.name:
+        raise ValueError(f"output folder {given} is the root folder; name a folder in it")
     if out.is_symlink():
         raise ValueError(f"output folder {out} is a symbolic link; name the folder it points to")
     if out.exists() and not out.is_dir():
