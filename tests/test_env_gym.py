@@ -205,6 +205,7 @@ def test_random_policy_is_seeded_and_legal():
 # -- SB3 -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_maskable_ppo_learns_through_subproc_vec_env():
     # "module:id" makes each worker import quiddler_env (which registers the id) before gym.make;
     # workers started by pytest do not run the test module's imports.

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[1]
 SCRIPT = ROOT / "examples" / "play_human.py"
 
@@ -17,6 +19,7 @@ def run(args: list[str], stdin: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_scripted_game_to_the_end():
     # "1" is always a legal move number; junk input is re-asked, not fatal.
     out = run(["--rounds", "2", "--seed", "4", "--opponents", "greedy"], "help\nnonsense\n" + "1\n" * 60)
@@ -28,6 +31,7 @@ def test_scripted_game_to_the_end():
     assert int(last_you) == int(totals.group(1))
 
 
+@pytest.mark.slow
 def test_end_of_input_leaves_cleanly_and_bad_options_exit_2():
     out = run(["--rounds", "1"], "")
     assert out.returncode == 0 and "Game left." in out.stdout

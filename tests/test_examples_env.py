@@ -24,6 +24,7 @@ def run_example(name: str, *args: str) -> tuple[dict, str]:
     return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stdout
 
 
+@pytest.mark.slow
 def test_random_aec_example():
     summary, out = run_example("random_aec.py", "--games", "2", "--players", "3", "--seed", "1")
     assert summary["games"] == 2 and summary["players"] == 3 and summary["agent_steps"] > 0
@@ -31,6 +32,7 @@ def test_random_aec_example():
     assert 0 < summary["mean_total"] < 1000
 
 
+@pytest.mark.slow
 def test_random_aec_example_rejects_bad_arguments():
     proc = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "random_aec.py"), "--games", "0"],

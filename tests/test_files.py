@@ -116,6 +116,7 @@ def test_kill_9_during_folder_writes_leaves_one_whole_folder(tmp_path):
     assert written
 
 
+@pytest.mark.slow
 def test_folder_lock_is_exclusive_and_dies_with_its_holder(tmp_path):
     folder = tmp_path / "run"
     busy = f"run folder {folder} is being written by another process"

@@ -222,6 +222,7 @@ def test_committed_playthrough_transcript():
     assert _transcript(want["seed"]) == want
 
 
+@pytest.mark.slow
 def test_determinism_across_processes_and_hash_seeds():
     code = (
         "import json,sys; sys.path.insert(0, '.'); from tests.test_game import _transcript; "

@@ -391,6 +391,7 @@ print(out)
 """
 
 
+@pytest.mark.slow
 def test_same_game_in_processes_with_different_hash_seeds():
     runs = []
     for hash_seed in ("1", "987"):

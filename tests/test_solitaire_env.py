@@ -228,6 +228,7 @@ def test_render_modes(capsys):
     assert "score 0" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_maskable_ppo_learns_a_few_steps_through_subprocesses():
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.env_util import make_vec_env
@@ -247,6 +248,7 @@ def test_maskable_ppo_learns_a_few_steps_through_subprocesses():
     vec.close()
 
 
+@pytest.mark.slow
 def test_example_script_runs():
     proc = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "solitaire_random.py"), "--episodes", "5", "--seed", "1"],

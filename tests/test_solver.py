@@ -133,6 +133,7 @@ def test_bad_faces_are_named():
         quiddler_env.best_layout(["QU", "M7"])
 
 
+@pytest.mark.slow
 def test_command_line_solve():
     out = subprocess.run(
         [sys.executable, "-m", "quiddler_env", "solve", "QU", "I", "Z", "M"], capture_output=True, text=True

@@ -11,6 +11,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
+
+pytestmark = pytest.mark.slow  # every test here trains or starts train.py
 
 ROOT = Path(__file__).resolve().parent.parent
 # Small nets and short rollouts: every run here takes seconds.

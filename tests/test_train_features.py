@@ -167,6 +167,7 @@ def test_layout_shaping_only_moves_credit_within_each_round():
         assert extra.sum() == pytest.approx(-2.0 * scale * sum(firsts), abs=1e-6)
 
 
+@pytest.mark.slow
 def test_imitation_warm_start_copies_the_teacher():
     from sb3_contrib import MaskablePPO
 

@@ -132,6 +132,7 @@ def test_csv_table_appends_extends_and_truncates(tmp_path):
     assert path.read_text().splitlines()[-1] == "30,3.5,"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("vec_env", ["dummy", "subproc"])
 def test_training_vec_env_masks_match_the_envs(vec_env):
     from agents.training.config import RunConfig

@@ -22,6 +22,8 @@ import yaml
 from agents.training.run import checkpoints, read_checkpoint_state
 from quiddler_env.core import files
 
+pytestmark = pytest.mark.slow  # every test here trains or starts train.py
+
 ROOT = Path(__file__).resolve().parent.parent
 TINY = {
     "name": "tiny",

@@ -1,0 +1,31 @@
+"""Test-suite rules: a test that starts a process (a script, a worker pool) is marked `slow`.
+
+`pytest -m "not slow"` is the fast lane (under 2 minutes on 2 cores); `.ci/run` runs all.
+The guard below makes the rule hold: in a test without the mark, starting a
+subprocess or a process pool fails the test with a message saying to mark it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing.context
+import subprocess
+
+import pytest
+
+
+class UnmarkedProcessError(AssertionError):
+    pass
+
+
+def _refuse(*args, **kwargs):
+    raise UnmarkedProcessError("this test starts a process: mark it @pytest.mark.slow (see tests/conftest.py)")
+
+
+@pytest.fixture(autouse=True)
+def _processes_only_in_slow_tests(request, monkeypatch):
+    if request.node.get_closest_marker("slow") is None:
+        monkeypatch.setattr(subprocess.Popen, "__init__", _refuse)
+        monkeypatch.setattr(multiprocessing.context.SpawnProcess, "_Popen", staticmethod(_refuse))
+        monkeypatch.setattr(multiprocessing.context.ForkServerProcess, "_Popen", staticmethod(_refuse))
+        monkeypatch.setattr(multiprocessing.context.ForkProcess, "_Popen", staticmethod(_refuse))
+    yield
