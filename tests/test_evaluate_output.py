@@ -321,3 +321,13 @@ def test_out_dot_names_the_current_folder(tmp_path, monkeypatch, capsys):
     assert evaluate.main([*SMALL, "--out", "../res"]) == 0  # an empty folder, named through its parent
     assert check_complete(tmp_path / "res")["run"]["out"] == "../res"
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")) == ["report.md", "res"]
+
+
+def test_replay_refuses_a_fifo_at_once(tmp_path, capsys):
+    fifo = tmp_path / "games.jsonl"
+    os.mkfifo(fifo)
+    began = time.monotonic()
+    assert evaluate.main(["--replay", str(fifo), "--game", "0"]) == 2
+    assert time.monotonic() - began < 5
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"cannot read saved games {fifo}" in err[0] and "not a regular file" in err[0]

@@ -8,6 +8,7 @@ and checks the final totals against the saved ones.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from quiddler_env.core import actions as A
+from quiddler_env.core import files
 from quiddler_env.core.cards import FACES
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import Phase, QuiddlerGame
@@ -32,7 +34,8 @@ def read_game(path: str | os.PathLike, game: int) -> dict[str, Any]:
     path = Path(path)
     seen = 0
     try:
-        with path.open(encoding="utf-8") as fh:
+        # Only a regular file: a FIFO at the path would block the read.
+        with io.TextIOWrapper(files.open_regular(path), encoding="utf-8") as fh:
             for number, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
@@ -45,6 +48,8 @@ def read_game(path: str | os.PathLike, game: int) -> dict[str, Any]:
                 seen += 1
                 if record["game"] == game:
                     return record
+    except UnicodeDecodeError:
+        raise ReplayError(f"{path} is not a text file of saved games") from None
     except OSError as exc:
         raise ReplayError(f"cannot read saved games {path}: {exc.strerror or exc}") from None
     raise ReplayError(f"game {game} is not in {path} ({seen} games saved there)")
