@@ -52,6 +52,7 @@ from numba import njit
 from .cards import COUNTS, DECK_SIZE, FACES, NUM_FACES, POINTS, new_deck, parse_hand
 from .config import QuiddlerConfig
 from .dictionary import KEY_RANK, Dictionary, load_dictionary
+from .game import IllegalActionError
 
 # -- game facts, declared once ------------------------------------------------------------
 
@@ -122,8 +123,8 @@ def _tops_words(labels, piles, min_cards, edge_start, edge_label, edge_child, no
     return out_mask[:n_out], out_term[:n_out]
 
 
-class IllegalMoveError(ValueError):
-    """A move that the rules do not allow in the current position."""
+IllegalMoveError = IllegalActionError
+"""A move the rules do not allow here: the one illegal-action error of the project, under the solitaire's name."""
 
 
 def word_action(piles_mask: int) -> int:
