@@ -126,12 +126,6 @@ def remove_stale_run(out: Path) -> list[Path]:
     return removed + files.remove_stale_temporaries(out, recursive=False)
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 # -- results.json -------------------------------------------------------------------------------
 
 
@@ -496,13 +490,7 @@ def write_outputs(
     """
     rendered = render_outputs(tournament, played, summary, run, save_games, policies)
     out.mkdir(parents=True, exist_ok=True)
-    mode = 0o666 & ~_umask()  # write_atomic's temporary files are 0600: give the permissions open() would
-    written = []
-    for name, data in rendered.items():
-        path = files.write_atomic(out / name, data)
-        os.chmod(path, mode)
-        written.append(path)
-    return written
+    return [files.write_atomic(out / name, data) for name, data in rendered.items()]
 
 
 def write_run(
@@ -521,5 +509,4 @@ def write_run(
     """
     with files.staged_folder(out) as staging:
         written = write_outputs(staging, tournament, played, summary, run, save_games, policies)
-        os.chmod(staging, 0o777 & ~_umask())  # mkdtemp makes 0700
     return [out / p.name for p in written]

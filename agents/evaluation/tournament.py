@@ -269,26 +269,15 @@ def policy_identities(tournament: Tournament) -> dict[str, dict]:
     trusted `model.zip` without a `policy.json` is named by the sha256 of its file. A
     mismatch is a `PolicyLoadError` (a ValueError) naming the file.
     """
-    from agents.policies import bundle
+    from agents.policies import bundle_identity
     from agents.registry import parse_spec
-    from quiddler_env.core.files import sha256_file
 
     out = {}
     for label, spec in zip(tournament.labels, tournament.specs, strict=True):
         name, path, _ = parse_spec(spec)
-        if name != "policy":
-            continue
-        folder = bundle.bundle_dir(path).resolve()
-        identity: dict = {"spec": spec, "bundle": str(folder)}
-        if tournament.trusted and not (folder / bundle.DESCRIPTION_FILE).exists():
-            identity.update(framework="sb3", weights_sha256=None, model_sha256=sha256_file(folder / bundle.MODEL_FILE))
-        else:
-            desc = bundle.read_description(folder)
-            bundle.verify_weights(folder, desc)
-            identity.update(framework=bundle.framework_of(desc), weights_sha256=desc["weights_sha256"])
-            if "model_sha256" in desc:
-                identity["model_sha256"] = desc["model_sha256"]
-        out[label] = identity
+        if name == "policy":
+            identity = bundle_identity(path, trusted=tournament.trusted)
+            out[label] = {"spec": spec, "bundle": identity.pop("path"), **identity}
     return out
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from quiddler_env.core import files
 from quiddler_env.core.config import QuiddlerConfig
 
 from . import bundle, rllib, sb3
@@ -92,14 +93,22 @@ def load_policy(
     return sb3.load_policy(directory, trusted=trusted, config=config, description=desc, **common)
 
 
-def bundle_identity(path: str | os.PathLike) -> dict[str, Any]:
+def bundle_identity(path: str | os.PathLike, *, trusted: bool = False) -> dict[str, Any]:
     """What identifies the bundle at `path` in a results file, checked against its files.
 
     `{"path": <resolved bundle folder>, "framework": ..., "weights_sha256": ...}`, plus
     `model_sha256` where the bundle has a `model.zip`; a file not matching its checksum
-    is a `PolicyLoadError` naming it.
+    is a `PolicyLoadError` naming it. With `trusted`, a bare `model.zip` (no policy.json)
+    is named by its file's sha256.
     """
     directory = bundle_dir(path).resolve()
+    if trusted and not (directory / DESCRIPTION_FILE).exists():
+        return {
+            "path": str(directory),
+            "framework": "sb3",
+            "weights_sha256": None,
+            "model_sha256": files.sha256_file(directory / MODEL_FILE),
+        }
     desc = bundle.read_description(directory)
     verify_weights(directory, desc)
     out = {"path": str(directory), "framework": bundle.framework_of(desc), "weights_sha256": desc["weights_sha256"]}
