@@ -16,11 +16,8 @@ decision under 1 ms (greedy) and 50 ms (expert).
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import os
 import sys
-import tempfile
 import time
 from multiprocessing import Pool
 from pathlib import Path
@@ -30,6 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import agents  # noqa: E402
+from quiddler_env.core import files
 from quiddler_env.core.config import QuiddlerConfig  # noqa: E402
 from quiddler_env.core.game import QuiddlerGame  # noqa: E402
 
@@ -155,15 +153,6 @@ def speed(expert: str, games: int, seed: int) -> dict:
     return out
 
 
-def _atomic_json(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w") as fh:
-        json.dump(data, fh, indent=2)
-        fh.write("\n")
-    os.replace(tmp, path)
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", type=int, default=2000, help="2-player games per matchup (even: seats swapped)")
@@ -210,7 +199,7 @@ def main(argv: list[str] | None = None) -> None:
     report["seconds"] = time.perf_counter() - t0
     print(f"total {report['seconds']:.0f} s")
     if args.out:
-        _atomic_json(args.out, report)
+        files.write_json(args.out, report)
 
 
 if __name__ == "__main__":

@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import json
 import os
 import pstats
 import resource
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -29,6 +27,7 @@ import gymnasium as gym
 import numpy as np
 
 import quiddler_env
+from quiddler_env.core import files
 from quiddler_env.envs.quiddler_v0 import raw_env
 
 _UNIFORMS = 1 << 16
@@ -199,11 +198,7 @@ def main(argv: list[str] | None = None) -> dict:
             profile(label, lambda s, p: run_aec(env, s, p), seeds, pick)
 
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=args.json.parent, suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            json.dump(results, f, indent=2)
-        os.replace(tmp, args.json)  # atomic
+        files.write_json(args.json, results)
     return results
 
 

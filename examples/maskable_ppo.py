@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +21,7 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
+from quiddler_env.core import files
 from quiddler_env.envs.gym_env import QuiddlerEnv, UniformRandomPolicy
 
 
@@ -80,10 +80,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     }
     if args.save is not None:
         path = args.save if args.save.suffix == ".zip" else args.save.with_suffix(".zip")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.stem + ".tmp.zip")
-        model.save(tmp)
-        os.replace(tmp, path)  # atomic: a reader never sees half a model
+        files.write_atomic(path, model.save)  # whole or not at all: a reader never sees half a model
         summary["saved"] = str(path)
     print(json.dumps(summary))
     return summary
