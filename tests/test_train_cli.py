@@ -84,7 +84,7 @@ def test_tiny_run_writes_the_whole_run_folder(tmp_path):
 
     meta = json.loads((run / "run.json").read_text())
     assert "train.total_timesteps=1024" in meta["command"]
-    assert meta["packages"]["stable_baselines3"] and meta["packages"]["torch"]
+    assert meta["packages"]["stable-baselines3"] and meta["packages"]["torch"]
     assert len(meta["dictionary"]["identity"]) == 64
     resolved = (run / "config.yaml").read_text()
     assert "total_timesteps: 1024" in resolved and "hand_sizes:" in resolved

@@ -20,32 +20,19 @@ import csv
 import io
 import json
 import os
-import platform
 import re
 import shutil
 from collections.abc import Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from agents.provenance import dictionary_identity, package_versions
 from quiddler_env.core import files
 from quiddler_env.core.cards import FACES
 
 from .tournament import PlayedGame, Tournament, deal_cards
 
 RESULTS_FORMAT = 1
-PACKAGES = (
-    "quiddler-env",
-    "numpy",
-    "numba",
-    "gymnasium",
-    "pettingzoo",
-    "torch",
-    "stable-baselines3",
-    "sb3-contrib",
-    "openskill",
-    "matplotlib",
-)
 PLOTS = ("win_rate.png", "final_scores.png", "round_scores.png")
 
 
@@ -129,25 +116,6 @@ def remove_stale_run(out: Path) -> list[Path]:
 # -- results.json -------------------------------------------------------------------------------
 
 
-def package_versions() -> dict[str, str | None]:
-    """Installed versions of the packages a result depends on (None if not installed)."""
-    out: dict[str, str | None] = {"python": platform.python_version()}
-    for name in PACKAGES:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
-
-
-def dictionary_identity(tournament: Tournament) -> dict[str, Any]:
-    """Which word list the games used: its name, the sha256 of its words, and of its file."""
-    from quiddler_env.core.dictionary import load_dictionary
-
-    d = load_dictionary(tournament.rules.dictionary)
-    return {"name": d.name, "identity": d.identity, "source_sha256": d.source_digest}
-
-
 def _rounded(value: Any, digits: int = 6) -> Any:
     """Floats rounded for reading (the rounding is deterministic, so results stay byte-identical)."""
     if isinstance(value, float):
@@ -171,7 +139,7 @@ def results_document(
         "seed": tournament.seed,
         "tournament": tournament.to_dict(),
         "policies": policies or {},
-        "dictionary": dictionary_identity(tournament),
+        "dictionary": dictionary_identity(tournament.rules.dictionary),
         "versions": package_versions(),
         "summary": _rounded(summary),
         "run": run,

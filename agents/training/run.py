@@ -43,13 +43,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from agents.provenance import now_iso
 from quiddler_env.core import files
 
 from .backends import backend_part
 from .checks import RunConfigError
 from .config import RunConfig, apply_overrides, dump_yaml, read_yaml
 from .evaluation import EvalRow, best_score, evaluate_bundle
-from .runfiles import CsvTable, now_iso, plot_learning_curve, run_metadata
+from .runfiles import CsvTable, plot_learning_curve, run_metadata
 
 CONFIG_FILE = "config.yaml"
 RUN_FILE = "run.json"

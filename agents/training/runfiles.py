@@ -12,47 +12,11 @@ import os
 import platform
 import sys
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from agents.provenance import dictionary_identity, now_iso, package_versions
 from quiddler_env.core import files
-
-PACKAGES = (
-    "quiddler-env",
-    "numpy",
-    "numba",
-    "torch",
-    "stable_baselines3",
-    "sb3_contrib",
-    "gymnasium",
-    "pettingzoo",
-    "pyyaml",
-)
-
-
-def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def package_versions() -> dict[str, str | None]:
-    """Installed versions of the packages a run depends on (None if one is missing)."""
-    out: dict[str, str | None] = {}
-    for name in PACKAGES:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
-
-
-def dictionary_identity(dictionary: str) -> dict[str, Any]:
-    """Name, word-list identity (sha256 of the sorted words) and file digest of the run's dictionary."""
-    from quiddler_env.core.dictionary import load_dictionary
-
-    d = load_dictionary(dictionary)
-    return {"name": d.name, "identity": d.identity, "source_sha256": d.source_digest}
 
 
 def run_metadata(command: Sequence[str], dictionary: str) -> dict[str, Any]:
