@@ -105,7 +105,7 @@ def test_adapter_rejects_bad_settings():
     with pytest.raises(ValueError, match="self_play"):
         QuiddlerMultiAgentEnv({"env": {"num_players": 2}, "self_play": "yes"})
     for weight in (True, 0, float("inf"), float("nan")):
-        with pytest.raises(ValueError, match="positive weight"):
+        with pytest.raises(ValueError, match="must be a positive number"):
             QuiddlerMultiAgentEnv({"env": {"num_players": 2}, "self_play": False, "opponents": [["greedy", weight]]})
 
 

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from agents.policies import load_policy
+from agents.training.opponents import LEAGUE, OpponentMixture
 from agents.training.runfiles import CsvTable
 from agents.training.sb3.league import League, member_name
-from agents.training.sb3.opponents import LEAGUE, OpponentMixture, make_training_env
+from agents.training.sb3.opponents import make_training_env
 from quiddler_env.core.config import QuiddlerConfig
 
 RULES = QuiddlerConfig(num_players=2)

@@ -80,6 +80,50 @@ def mapping(key: str, v: Any) -> dict[str, Any]:
     return dict(v)
 
 
+# -- checks as values: what a config field declares (see `checked`) -------------------------------------
+
+
+def between(low: float | None = None, high: float | None = None, *, open_low: bool = False):
+    """A check: a finite number within the bounds."""
+    return lambda key, v: number(key, v, low, high, open_low=open_low)
+
+
+def one_of(*choices: str):
+    """A check: one of `choices`."""
+
+    def check(key: str, v: Any) -> str:
+        if v not in choices:
+            raise bad(key, v, ", ".join(choices))
+        return v
+
+    return check
+
+
+def optional(check):
+    """A check that also lets null through."""
+    return lambda key, v: None if v is None else check(key, v)
+
+
+def checked(default: Any = None, check=None, *, factory=None):
+    """A config dataclass field: its default and its check (`check(key, value) -> value`), declared together."""
+    from dataclasses import field
+
+    if factory is not None:
+        return field(default_factory=factory, metadata={"check": check})
+    return field(default=default, metadata={"check": check})
+
+
+def parse_section(cls, section: str, data: Mapping[str, Any]):
+    """A frozen config dataclass from a mapping: every key known, every given value through its field's check."""
+    from dataclasses import fields
+
+    names = [f.name for f in fields(cls)]
+    known(section, data, names)
+    return cls(
+        **{f.name: f.metadata["check"](f"{section}.{f.name}", data[f.name]) for f in fields(cls) if f.name in data}
+    )
+
+
 def known(section: str, data: Mapping[str, Any], names: Sequence[str]) -> None:
     """Every key of `data` is one of `names`."""
     unknown = [k for k in data if k not in names]

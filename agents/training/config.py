@@ -43,7 +43,24 @@ from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.envs.common import check_env_options, env_option_names
 
 from .backends import BACKENDS, backend_part
-from .checks import RunConfigError, bad, boolean, is_int, known, mapping, number, owned, positive_int, string
+from .checks import (
+    RunConfigError,
+    bad,
+    between,
+    boolean,
+    checked,
+    is_int,
+    known,
+    mapping,
+    non_negative_int,
+    number,
+    one_of,
+    optional,
+    owned,
+    parse_section,
+    positive_int,
+    string,
+)
 
 VEC_ENVS = ("auto", "dummy", "subproc")
 RUN_ENV_OPTIONS = tuple(n for n in env_option_names("gym") if n not in ("opponents", "render_mode", "render_view"))
@@ -91,84 +108,6 @@ class OpponentEntry:
     weight: float = 1.0
 
 
-@dataclass(frozen=True)
-class PPOConfig:
-    """MaskablePPO hyperparameters (names as in sb3-contrib)."""
-
-    n_steps: int = 1024
-    batch_size: int = 256
-    n_epochs: int = 5
-    learning_rate: Schedule = Schedule(3e-4, 3e-4)
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    clip_range: Schedule = Schedule(0.2, 0.2)
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    target_kl: float | None = None
-    normalize_advantage: bool = True
-    net_arch: dict[str, tuple[int, ...]] = field(default_factory=lambda: {"pi": (128, 128), "vf": (128, 128)})
-    activation: str = "Tanh"
-    ortho_init: bool = True
-    device: str = "cpu"
-    observation_features: str | None = None
-    """A feature set of `agents.features` appended to the observation (e.g. solver_v1), or null."""
-
-    @classmethod
-    def parse(cls, data: Mapping[str, Any]) -> PPOConfig:
-        s = "algo"
-        names = [f for f in cls.__dataclass_fields__]
-        known(s, data, names)
-        d = dict(data)
-        out: dict[str, Any] = {}
-        for k in ("n_steps", "batch_size", "n_epochs"):
-            if k in d:
-                out[k] = positive_int(f"{s}.{k}", d[k])
-        if "learning_rate" in d:
-            out["learning_rate"] = Schedule.parse(f"{s}.learning_rate", d["learning_rate"])
-        if "clip_range" in d:
-            out["clip_range"] = Schedule.parse(f"{s}.clip_range", d["clip_range"])
-        if "gamma" in d:
-            out["gamma"] = number(f"{s}.gamma", d["gamma"], 0.0, 1.0)
-        if "gae_lambda" in d:
-            out["gae_lambda"] = number(f"{s}.gae_lambda", d["gae_lambda"], 0.0, 1.0)
-        for k in ("ent_coef", "vf_coef"):
-            if k in d:
-                out[k] = number(f"{s}.{k}", d[k], 0.0)
-        if "max_grad_norm" in d:
-            out["max_grad_norm"] = number(f"{s}.max_grad_norm", d["max_grad_norm"], 0.0, open_low=True)
-        if "target_kl" in d and d["target_kl"] is not None:
-            out["target_kl"] = number(f"{s}.target_kl", d["target_kl"], 0.0, open_low=True)
-        for k in ("normalize_advantage", "ortho_init"):
-            if k in d:
-                out[k] = boolean(f"{s}.{k}", d[k])
-        if "net_arch" in d:
-            out["net_arch"] = _net_arch(f"{s}.net_arch", d["net_arch"])
-        if "activation" in d:
-            if d["activation"] not in ACTIVATIONS:
-                raise bad(f"{s}.activation", d["activation"], ", ".join(ACTIVATIONS))
-            out["activation"] = d["activation"]
-        if d.get("observation_features") is not None:
-            from agents.features import FEATURE_SETS
-
-            if d["observation_features"] not in FEATURE_SETS:
-                raise bad(f"{s}.observation_features", d["observation_features"], f"null or {', '.join(FEATURE_SETS)}")
-            out["observation_features"] = d["observation_features"]
-        if "device" in d:
-            dev = string(f"{s}.device", d["device"])
-            if dev not in ("cpu", "cuda", "auto") and not dev.startswith("cuda:"):
-                raise bad(f"{s}.device", dev, "cpu, cuda, cuda:N or auto")
-            out["device"] = dev
-        return cls(**out)
-
-    def to_yaml(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["learning_rate"] = self.learning_rate.to_yaml()
-        out["clip_range"] = self.clip_range.to_yaml()
-        out["net_arch"] = {k: list(v) for k, v in self.net_arch.items()}
-        return out
-
-
 def _net_arch(key: str, v: Any) -> dict[str, tuple[int, ...]]:
     """`[64, 64]` (the same layers for the policy and the value net) or `{pi: [...], vf: [...]}`."""
 
@@ -186,104 +125,16 @@ def _net_arch(key: str, v: Any) -> dict[str, tuple[int, ...]]:
     return {"pi": shared, "vf": shared}
 
 
-@dataclass(frozen=True)
-class LeagueConfig:
-    """Self-play: frozen copies of the learner join a bounded pool the opponents are drawn from."""
-
-    enabled: bool = False
-    snapshot_every: int = 50_000
-    """Steps between two frozen copies joining the pool."""
-    pool_size: int = 5
-    """The newest `pool_size` copies stay in the pool."""
-    weight: float = 1.0
-    """Weight of the pool as one entry of the opponent mixture (its members are drawn uniformly)."""
-    deterministic: bool = False
-    """Whether pool members play their most probable move (else they sample from the policy)."""
-
-    @classmethod
-    def parse(cls, data: Mapping[str, Any]) -> LeagueConfig:
-        s = "league"
-        known(s, data, list(cls.__dataclass_fields__))
-        out: dict[str, Any] = {}
-        for k in ("enabled", "deterministic"):
-            if k in data:
-                out[k] = boolean(f"{s}.{k}", data[k])
-        for k in ("snapshot_every", "pool_size"):
-            if k in data:
-                out[k] = positive_int(f"{s}.{k}", data[k])
-        if "weight" in data:
-            out["weight"] = number(f"{s}.weight", data["weight"], 0.0, open_low=True)
-        return cls(**out)
+def _device(key: str, v: Any) -> str:
+    if string(key, v) not in ("cpu", "cuda", "auto") and not v.startswith("cuda:"):
+        raise bad(key, v, "cpu, cuda, cuda:N or auto")
+    return v
 
 
-@dataclass(frozen=True)
-class TrainConfig:
-    """How long and how: steps, vector env, checkpoints, progress display."""
+def _features(key: str, v: Any) -> str:
+    from agents.features import FEATURE_SETS
 
-    total_timesteps: int = 100_000
-    n_envs: int = 1
-    vec_env: str = "auto"
-    """auto: DummyVecEnv for 1 env, SubprocVecEnv for more."""
-    checkpoint_every: int = 50_000
-    keep_checkpoints: int = 3
-    progress_bar: bool = True
-    torch_threads: int = 1
-    """Threads of the learner's torch (a small MLP gains nothing from more on a busy CPU)."""
-    log_interval: int = 1
-    """Rollouts between two rows of train.csv / TensorBoard."""
-
-    @classmethod
-    def parse(cls, data: Mapping[str, Any]) -> TrainConfig:
-        s = "train"
-        known(s, data, list(cls.__dataclass_fields__))
-        out: dict[str, Any] = {}
-        for k in ("total_timesteps", "n_envs", "checkpoint_every", "keep_checkpoints", "torch_threads", "log_interval"):
-            if k in data:
-                out[k] = positive_int(f"{s}.{k}", data[k])
-        if "vec_env" in data:
-            if data["vec_env"] not in VEC_ENVS:
-                raise bad(f"{s}.vec_env", data["vec_env"], ", ".join(VEC_ENVS))
-            out["vec_env"] = data["vec_env"]
-        if "progress_bar" in data:
-            out["progress_bar"] = boolean(f"{s}.progress_bar", data["progress_bar"])
-        return cls(**out)
-
-
-@dataclass(frozen=True)
-class EvalConfig:
-    """Periodic evaluation of the learner against bots (seeded deals, the same at every evaluation)."""
-
-    every: int = 50_000
-    games: int = 100
-    opponents: tuple[str, ...] = ("random", "greedy")
-    deterministic: bool = True
-    seed: int = 12345
-    at_start: bool = True
-    """Also evaluate the untrained policy (the learning curve's first point)."""
-
-    @classmethod
-    def parse(cls, data: Mapping[str, Any]) -> EvalConfig:
-        s = "eval"
-        known(s, data, list(cls.__dataclass_fields__))
-        out: dict[str, Any] = {}
-        for k in ("every", "games"):
-            if k in data:
-                out[k] = positive_int(f"{s}.{k}", data[k])
-        if "opponents" in data:
-            v = data["opponents"]
-            if isinstance(v, str) or not isinstance(v, Sequence) or not v:
-                raise bad(f"{s}.opponents", v, "a non-empty list of agent specs, e.g. [random, greedy]")
-            out["opponents"] = tuple(_spec(f"{s}.opponents[{i}]", x) for i, x in enumerate(v))
-            if len(set(out["opponents"])) != len(out["opponents"]):
-                raise bad(f"{s}.opponents", list(v), "distinct agent specs")
-        for k in ("deterministic", "at_start"):
-            if k in data:
-                out[k] = boolean(f"{s}.{k}", data[k])
-        if "seed" in data:
-            if not is_int(data["seed"]) or data["seed"] < 0:
-                raise bad(f"{s}.seed", data["seed"], "a non-negative integer")
-            out["seed"] = data["seed"]
-        return cls(**out)
+    return one_of(*FEATURE_SETS)(key, v)
 
 
 def _spec(key: str, v: Any) -> str:
@@ -301,32 +152,112 @@ def _spec(key: str, v: Any) -> str:
     return v
 
 
+def _specs(key: str, v: Any) -> tuple[str, ...]:
+    if isinstance(v, str) or not isinstance(v, Sequence) or not v:
+        raise bad(key, v, "a non-empty list of agent specs, e.g. [random, greedy]")
+    out = tuple(_spec(f"{key}[{i}]", x) for i, x in enumerate(v))
+    if len(set(out)) != len(out):
+        raise bad(key, list(v), "distinct agent specs")
+    return out
+
+
+def _schedule(key: str, v: Any) -> Schedule:
+    return Schedule.parse(key, v)
+
+
+_UNIT = between(0.0, 1.0)
+_NON_NEGATIVE = between(0.0)
+_POSITIVE = between(0.0, open_low=True)
+
+
+@dataclass(frozen=True)
+class PPOConfig:
+    """MaskablePPO hyperparameters (names as in sb3-contrib), each with its check."""
+
+    n_steps: int = checked(1024, positive_int)
+    batch_size: int = checked(256, positive_int)
+    n_epochs: int = checked(5, positive_int)
+    learning_rate: Schedule = checked(Schedule(3e-4, 3e-4), _schedule)
+    gamma: float = checked(0.99, _UNIT)
+    gae_lambda: float = checked(0.95, _UNIT)
+    clip_range: Schedule = checked(Schedule(0.2, 0.2), _schedule)
+    ent_coef: float = checked(0.01, _NON_NEGATIVE)
+    vf_coef: float = checked(0.5, _NON_NEGATIVE)
+    max_grad_norm: float = checked(0.5, _POSITIVE)
+    target_kl: float | None = checked(None, optional(_POSITIVE))
+    normalize_advantage: bool = checked(True, boolean)
+    net_arch: dict[str, tuple[int, ...]] = checked(
+        check=_net_arch, factory=lambda: {"pi": (128, 128), "vf": (128, 128)}
+    )
+    activation: str = checked("Tanh", one_of(*ACTIVATIONS))
+    ortho_init: bool = checked(True, boolean)
+    device: str = checked("cpu", _device)
+    observation_features: str | None = checked(None, optional(_features))
+    """A feature set of `agents.features` appended to the observation (e.g. solver_v1), or null."""
+
+    def to_yaml(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["learning_rate"] = self.learning_rate.to_yaml()
+        out["clip_range"] = self.clip_range.to_yaml()
+        out["net_arch"] = {k: list(v) for k, v in self.net_arch.items()}
+        return out
+
+
+@dataclass(frozen=True)
+class LeagueConfig:
+    """Self-play: frozen copies of the learner join a bounded pool the opponents are drawn from."""
+
+    enabled: bool = checked(False, boolean)
+    snapshot_every: int = checked(50_000, positive_int)
+    """Steps between two frozen copies joining the pool."""
+    pool_size: int = checked(5, positive_int)
+    """The newest `pool_size` copies stay in the pool."""
+    weight: float = checked(1.0, _POSITIVE)
+    """Weight of the pool as one entry of the opponent mixture (its members are drawn uniformly)."""
+    deterministic: bool = checked(False, boolean)
+    """Whether pool members play their most probable move (else they sample from the policy)."""
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """How long and how: steps, vector env, checkpoints, progress display."""
+
+    total_timesteps: int = checked(100_000, positive_int)
+    n_envs: int = checked(1, positive_int)
+    vec_env: str = checked("auto", one_of(*VEC_ENVS))
+    """auto: DummyVecEnv for 1 env, SubprocVecEnv for more."""
+    checkpoint_every: int = checked(50_000, positive_int)
+    keep_checkpoints: int = checked(3, positive_int)
+    progress_bar: bool = checked(True, boolean)
+    torch_threads: int = checked(1, positive_int)
+    """Threads of the learner's torch (a small MLP gains nothing from more on a busy CPU)."""
+    log_interval: int = checked(1, positive_int)
+    """Rollouts between two rows of train.csv / TensorBoard."""
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """Periodic evaluation of the learner against bots (seeded deals, the same at every evaluation)."""
+
+    every: int = checked(50_000, positive_int)
+    games: int = checked(100, positive_int)
+    opponents: tuple[str, ...] = checked(("random", "greedy"), _specs)
+    deterministic: bool = checked(True, boolean)
+    seed: int = checked(12345, non_negative_int)
+    at_start: bool = checked(True, boolean)
+    """Also evaluate the untrained policy (the learning curve's first point)."""
+
+
 @dataclass(frozen=True)
 class PretrainConfig:
-    """Imitation warm start (`agents.training.pretrain`): copy a teacher bot before PPO; off without a teacher."""
+    """Imitation warm start (`agents.training.sb3.pretrain`): copy a teacher bot before PPO; off without a teacher."""
 
-    teacher: str | None = None
-    games: int = 1000
-    epochs: int = 10
-    batch_size: int = 256
-    learning_rate: float = 1e-3
-    value_coef: float = 0.5
-
-    @classmethod
-    def parse(cls, data: Mapping[str, Any]) -> PretrainConfig:
-        s = "pretrain"
-        known(s, data, list(cls.__dataclass_fields__))
-        out: dict[str, Any] = {}
-        if data.get("teacher") is not None:
-            out["teacher"] = _spec(f"{s}.teacher", data["teacher"])
-        for k in ("games", "epochs", "batch_size"):
-            if k in data:
-                out[k] = positive_int(f"{s}.{k}", data[k])
-        if "learning_rate" in data:
-            out["learning_rate"] = number(f"{s}.learning_rate", data["learning_rate"], 0.0, open_low=True)
-        if "value_coef" in data:
-            out["value_coef"] = number(f"{s}.value_coef", data["value_coef"], 0.0)
-        return cls(**out)
+    teacher: str | None = checked(None, optional(_spec))
+    games: int = checked(1000, positive_int)
+    epochs: int = checked(10, positive_int)
+    batch_size: int = checked(256, positive_int)
+    learning_rate: float = checked(1e-3, _POSITIVE)
+    value_coef: float = checked(0.5, _NON_NEGATIVE)
 
 
 @dataclass(frozen=True)
@@ -414,11 +345,11 @@ class RunConfig:
             raise bad("run_dir", run_dir, "a folder path, or null for runs/<name>")
         env = _parse_env(mapping("env", data.get("env")), backend_config.ENV_OPTIONS)
         opponents = _parse_opponents(data.get("opponents", [{"spec": "random", "weight": 1.0}]))
-        league = LeagueConfig.parse(mapping("league", data.get("league")))
-        algo = PPOConfig.parse(mapping("algo", data.get("algo")))
-        train = TrainConfig.parse(mapping("train", data.get("train")))
-        evaluation = EvalConfig.parse(mapping("eval", data.get("eval")))
-        pretrain = PretrainConfig.parse(mapping("pretrain", data.get("pretrain")))
+        league = parse_section(LeagueConfig, "league", mapping("league", data.get("league")))
+        algo = parse_section(PPOConfig, "algo", mapping("algo", data.get("algo")))
+        train = parse_section(TrainConfig, "train", mapping("train", data.get("train")))
+        evaluation = parse_section(EvalConfig, "eval", mapping("eval", data.get("eval")))
+        pretrain = parse_section(PretrainConfig, "pretrain", mapping("pretrain", data.get("pretrain")))
         sections = backend_config.resolve_sections({k: mapping(k, data.get(k)) for k in backend_config.SECTIONS})
         cfg = cls(
             name=name,

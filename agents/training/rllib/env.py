@@ -42,6 +42,8 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from quiddler_env.envs import common, quiddler_v0
 
+from ..opponents import OpponentMixture
+
 LEARNER = "learner"
 """Module id of the shared policy every learner agent maps to."""
 
@@ -98,8 +100,9 @@ class QuiddlerMultiAgentEnv(MultiAgentEnv):
             self.learner_seat = common.check_learner_seat(config.get("learner_seat", "random"), self.num_players)
         except ValueError as exc:
             raise ValueError(f"QuiddlerMultiAgentEnv: {exc}") from None
-        self._specs, self._weights = self._check_opponents(config.get("opponents"))
-        self._bot_cache: dict[str, Any] = {}
+        # One opponent mixture per seat (the training layer's own; a seat may face any spec, drawn per episode).
+        entries = self._check_opponents(config.get("opponents"))
+        self._mixtures = [OpponentMixture(entries, self.raw.config) for _ in range(self.num_players)] if entries else []
 
         self.possible_agents = list(self.raw.possible_agents)
         self.agents = list(self.possible_agents) if self.self_play else []
@@ -109,26 +112,28 @@ class QuiddlerMultiAgentEnv(MultiAgentEnv):
         self._rng: np.random.Generator | None = None
         self._bots: dict[str, Any] = {}
 
-    def _check_opponents(self, opponents: Any) -> tuple[list[str], np.ndarray]:
+    def _check_opponents(self, opponents: Any) -> list[tuple[str, float]]:
+        """The `[spec, weight]` pairs (their weights are checked by `OpponentMixture`)."""
         if self.self_play:
-            return [], np.zeros(0)
+            return []
         if not isinstance(opponents, Sequence) or isinstance(opponents, str) or not opponents:
             raise ValueError(
                 f"QuiddlerMultiAgentEnv: self_play is false, so 'opponents' must be a non-empty list of "
                 f"[spec, weight] pairs, got {opponents!r}"
             )
-        specs, weights = [], []
         for item in opponents:
-            if not isinstance(item, Sequence) or isinstance(item, str) or len(item) != 2:
+            if (
+                not isinstance(item, Sequence)
+                or isinstance(item, str)
+                or len(item) != 2
+                or not isinstance(item[0], str)
+            ):
                 raise ValueError(f"QuiddlerMultiAgentEnv: opponent entry {item!r} is not a [spec, weight] pair")
-            spec, weight = item
-            number = isinstance(weight, (int, float)) and not isinstance(weight, bool)
-            if not isinstance(spec, str) or not number or not (0 < weight < float("inf")):
-                raise ValueError(f"QuiddlerMultiAgentEnv: opponent entry {item!r} needs a spec and a positive weight")
-            specs.append(spec)
-            weights.append(float(weight))
-        w = np.asarray(weights)
-        return specs, w / w.sum()
+        try:
+            OpponentMixture([tuple(item) for item in opponents], self.raw.config)
+        except ValueError as exc:
+            raise ValueError(f"QuiddlerMultiAgentEnv: {exc}") from None
+        return [(item[0], item[1]) for item in opponents]
 
     # -- episode -----------------------------------------------------------------------------
 
@@ -165,21 +170,10 @@ class QuiddlerMultiAgentEnv(MultiAgentEnv):
         self.agents = [self.possible_agents[seat]]
         self._bots = {}
         for p in range(n):
-            if p == seat:
-                continue
-            spec = self._specs[int(self._rng.choice(len(self._specs), p=self._weights))]
-            bot = self._bot(spec, p)
-            bot.reset(int(self._rng.integers(2**63)))
-            self._bots[self.possible_agents[p]] = bot
-
-    def _bot(self, spec: str, seat: int):
-        # One object per (spec, seat): a seat may face the same spec again, and loading a policy is slow.
-        key = f"{seat}:{spec}"
-        if key not in self._bot_cache:
-            from agents.registry import make
-
-            self._bot_cache[key] = make(spec, seed=0, config=self.raw.config)
-        return self._bot_cache[key]
+            if p != seat:
+                mixture = self._mixtures[p]
+                mixture.reset(int(self._rng.integers(2**63)))  # draws this episode's spec, then seeds it
+                self._bots[self.possible_agents[p]] = mixture
 
     def _collect_rewards(self) -> None:
         # raw_env.rewards holds exactly the rewards of its last step (cleared at the next one).

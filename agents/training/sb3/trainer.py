@@ -43,9 +43,10 @@ from agents.policies.sb3 import save_policy_bundle
 from quiddler_env.core import files
 
 from ..config import RunConfig
+from ..opponents import LEAGUE
 from ..run import CheckpointError, RunSession, session_seed
 from .league import League
-from .opponents import LEAGUE, make_training_env
+from .opponents import make_training_env
 
 POLICY_DIR = "policy"
 OPTIMIZER_FILE = "optimizer.pt"
