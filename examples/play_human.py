@@ -2,7 +2,7 @@
 
     python examples/play_human.py                       # you against greedy
     python examples/play_human.py --opponents expert random --seed 3
-    python examples/play_human.py --opponents policy:runs/quickstart/model.zip
+    python examples/play_human.py --opponents policy:runs/quickstart
 
 Type `help` at the prompt for the moves (`draw`, `take E`, `discard QU`,
 `go out discarding M`, or a move number); `quit` or Ctrl-D leaves.
