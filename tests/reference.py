@@ -84,3 +84,62 @@ def brute_best(hand: list[str], min_cards: int = 2) -> tuple[int, int, int, bool
 
 def faces_of(counts) -> list[str]:
     return [FACES[f] for f, c in enumerate(counts) for _ in range(c)]
+
+
+def all_layouts(hand: list[str], min_cards: int = 2) -> list[tuple[tuple[tuple[str, ...], ...], tuple[str, ...]]]:
+    """Every layout of `hand`: (words as sorted face tuples, unused faces sorted), each once.
+
+    Layouts are multisets of the hand's words that fit in it, built in word order (a word
+    may repeat); each search node passes on only the words that still fit.
+    """
+    words = words_in_hand(hand, min_cards)
+    faces = sorted(set(hand))
+    need = [tuple(w.count(f) for f in faces) for w in words]
+    out = []
+
+    def rec(rest: tuple[int, ...], fits: list[int], laid: tuple) -> None:
+        out.append((laid, tuple(f for f, n in zip(faces, rest, strict=True) for _ in range(n))))
+        for k, i in enumerate(fits):
+            left = tuple(a - b for a, b in zip(rest, need[i], strict=True))
+            rec(
+                left,
+                [j for j in fits[k:] if all(a >= b for a, b in zip(left, need[j], strict=True))],
+                laid + (words[i],),
+            )
+
+    rec(tuple(hand.count(f) for f in faces), list(range(len(words))), ())
+    return out
+
+
+def layout_figures(words, unused) -> tuple[int, int, int]:
+    """(score = points used - points unused, letters of the longest word, number of words)."""
+    used = sum(POINTS[FACE_INDEX[f]] for w in words for f in w)
+    left = sum(POINTS[FACE_INDEX[f]] for f in unused)
+    longest = max((sum(LETTERS[FACE_INDEX[f]] for f in w) for w in words), default=0)
+    return used - left, longest, len(words)
+
+
+def pareto(triples) -> set[tuple[int, int, int]]:
+    """The triples no other triple is at least as good as in every figure (and better in one)."""
+    triples = set(triples)
+    return {t for t in triples if not any(o != t and all(a >= b for a, b in zip(o, t, strict=True)) for o in triples)}
+
+
+def table_bonus(
+    figures: tuple[int, int, int],
+    laid: list[tuple[int, int, int]],
+    two_player_bonus: str,
+    num_players: int,
+    value: int,
+) -> int:
+    """Bonus points a layout of `figures` (score, longest, words) wins against `laid` figures (rule book section 6)."""
+    if num_players == 2:
+        rules = {"longest_word": ["longest"], "most_words": ["words"], "both": ["longest", "words"]}[two_player_bonus]
+    else:
+        rules = ["longest", "words"]
+    got = 0
+    for rule in rules:
+        k = 1 if rule == "longest" else 2
+        if value != 0 and figures[k] > 0 and all(figures[k] > o[k] for o in laid):
+            got += value
+    return got

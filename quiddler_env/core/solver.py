@@ -5,12 +5,21 @@ A hand is a multiset of faces. For one hand, the compiled kernels in
 dictionary trie along the hand's sub-multisets) and search its layouts
 depth-first with a memo: for the go-out mask (can `hand - f` be laid out
 completely), for the best layout of the hand, and for the best layout left by
-each possible discard.
+each possible discard, and for the Pareto front of its layouts.
 
 Best = highest score (points used minus points unused), then more words, then the
 longer longest word (letters); remaining ties go to the first layout found in the
 fixed search order, so results never depend on hashing. Results are memoised on
 the hand's multiset.
+
+The front (`layout_front`) is every non-dominated (score, longest word in letters,
+number of words) triple of the hand's layouts, one layout each, ordered by score,
+then longest, then words, all descending: the order of the laying rule
+(`laying.lay_key`). Note the tie order differs from `best_layout`'s: front[0] is
+the best score with the *longest* word, `best_layout` the best score with the
+*most* words (T H E R E: front[0] is ETHER, `best_layout` EH RET). `best_layout`'s
+figures are always on the front: the first entry with the best score and, among
+those, the most words.
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ import numpy as np
 
 from .cards import FACES, POINTS, hand_counts
 from .dictionary import KEY_ORDER, MAX_WORD_CARDS, Dictionary, load_dictionary
-from .solver_kernel import MAX_FIELDS, best_layout_hand, discard_table, go_out_face_bits
+from .solver_kernel import MAX_FIELDS, best_layout_hand, discard_table, go_out_face_bits, layout_front_hand
 
 _MEMO_LIMIT = 200_000
 _KEY_ORDER = np.asarray(KEY_ORDER, dtype=np.int64)
@@ -77,6 +86,7 @@ class HandSolver:
         self._spelling_memo: dict[int, tuple[str, tuple[str, ...]]] = {}
         self._go_out_memo: dict[bytes, int] = {}
         self._discard_memo: dict[bytes, tuple[DiscardOption, ...]] = {}
+        self._front_memo: dict[tuple[bytes, bool], tuple[Layout, ...]] = {}
 
     def _go_out_bits(self, counts: Sequence[int]) -> int:
         """Bit f: `hand - f` can be laid out; bit 31: the whole hand can."""
@@ -109,22 +119,71 @@ class HandSolver:
                 self._term_letters,
                 self._term_cards,
             )
-            words, spelled = [], []
-            for term in terms.tolist():
-                word, spelling = self._spelling(term)
-                words.append(spelling)
-                spelled.append(word)
             total = sum(POINTS[f] * c for f, c in enumerate(cnt))
-            used = int(used)
-            layout = self._layout_memo[key] = Layout(
-                words=tuple(words),
-                spelled=tuple(spelled),
-                unused=tuple(FACES[f] for f in sorted(unused.tolist())),
-                score=2 * used - total,
-                card_points=used,
-                unused_points=total - used,
-            )
+            layout = self._layout_memo[key] = self._layout(int(used), terms.tolist(), unused.tolist(), total)
         return layout
+
+    def _layout(self, used: int, terms: list[int], unused: list[int], total: int) -> Layout:
+        """A `Layout` from the kernel's answer: points used, word terms, unused faces."""
+        words, spelled = [], []
+        for term in terms:
+            word, spelling = self._spelling(term)
+            words.append(spelling)
+            spelled.append(word)
+        return Layout(
+            words=tuple(words),
+            spelled=tuple(spelled),
+            unused=tuple(FACES[f] for f in sorted(unused)),
+            score=2 * used - total,
+            card_points=used,
+            unused_points=total - used,
+        )
+
+    def layout_front(self, counts: Sequence[int], *, full_only: bool = False) -> tuple[Layout, ...]:
+        """The Pareto-best layouts of a hand (31 counts) over (score, longest word, number of words).
+
+        Exactly the non-dominated triples, one layout each (the first found in the search
+        order), ordered by score, then longest, then words, all descending. A hand without
+        words has one layout, laying nothing. `full_only`: only layouts that lay every card
+        (the player who goes out); empty when there is none, and for an empty hand (which
+        cannot go out, as in `can_go_out`).
+        """
+        key = (bytes(counts), bool(full_only))
+        front = self._front_memo.get(key)
+        if front is None:
+            if len(self._front_memo) >= _MEMO_LIMIT:
+                self._front_memo.clear()
+            n_cards = sum(counts)
+            if n_cards > MAX_WORD_CARDS + 1 or sum(1 for c in counts if c) > MAX_FIELDS:
+                raise ValueError(f"hands of more than {MAX_WORD_CARDS + 1} cards are not supported")
+            if full_only and n_cards == 0:
+                front = ()
+            else:
+                used, _longest, _words, term_off, terms, unused_off, unused = layout_front_hand(
+                    np.asarray(counts, dtype=np.int64),
+                    _KEY_ORDER,
+                    self.min_cards,
+                    bool(full_only),
+                    *self._trie,
+                    self._term_points,
+                    self._term_letters,
+                    self._term_cards,
+                )
+                total = sum(POINTS[f] * c for f, c in enumerate(counts))
+                terms, unused, term_off, unused_off = (
+                    terms.tolist(),
+                    unused.tolist(),
+                    term_off.tolist(),
+                    unused_off.tolist(),
+                )
+                front = tuple(
+                    self._layout(
+                        int(u), terms[term_off[i] : term_off[i + 1]], unused[unused_off[i] : unused_off[i + 1]], total
+                    )
+                    for i, u in enumerate(used.tolist())
+                )
+            self._front_memo[key] = front
+        return front
 
     def _spelling(self, term: int) -> tuple[str, tuple[str, ...]]:
         """The word and faces shown for a word multiset: its first spelling in sorted order."""

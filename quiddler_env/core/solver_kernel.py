@@ -10,11 +10,13 @@ a sub-multiset of the hand, indexed in mixed radix. The kernels
    is either left unused or starts a word whose lowest card it is, so each layout
    is built once. `_cover` asks "can every card be laid" and stops at the first
    complete layout (the go-out mask); `_best` finds the best layout (points used,
-   then words, then longest word).
+   then words, then longest word); `_front` keeps, per state, a table over (longest
+   word, number of words) of the most points used, from which `layout_front_path`
+   reads the Pareto front of the hand's layouts (`full_only`: every card laid).
 
 `go_out_face_bits` answers the engine's per-step question for a hand after
 drawing, `best_layout_hand` the round-end layout, `discard_table` the best layout
-left by each discard (for the bots).
+left by each discard (for the bots), `layout_front_hand` the layouts a player lays from.
 
 A word's fit in a state is one subtraction on a packed form (5 bits per field:
 4 for the count, 1 guard that a borrow clears), so hands have at most 12 fields.
@@ -499,3 +501,295 @@ def discard_table(
         longest[j] = best_long[s]
         cover[j] = _cover(s, p, guard, low_start, order, word_packed, word_idx, memo)
     return faces, used, words, longest, cover
+
+
+@njit(cache=True, nogil=True)
+def _front(
+    s,
+    packed,
+    guard,
+    strides,
+    low_start,
+    order,
+    word_packed,
+    word_idx,
+    word_term,
+    term_points,
+    term_letters,
+    full_only,
+    n_words,
+    n_cells,
+    table,
+    choice,
+    child_long,
+    top_long,
+    top_words,
+    seen,
+):
+    """Fill state s's table (longest L, words W) -> best points used, depth-first with a memo.
+
+    Cell L * n_words + W of state s holds the most points used by a layout of s whose
+    longest word has L letters and which has W words (-1: none), with its witness: the
+    word laid with the lowest card (-1: left unused) and the child state's longest.
+    Options are tried in the search order (lowest card unused, then each word in index
+    order; the child's cells by longest, then words) and only a strict gain replaces a
+    cell, so each cell keeps the first layout found. `full_only`: no card is left unused.
+    """
+    if seen[s]:
+        return
+    rest = packed ^ guard
+    low = 0
+    while (rest >> (5 * low)) & 15 == 0:
+        low += 1
+    base = s * n_cells
+    tl = -1
+    tw = -1
+    if not full_only:
+        r = s - strides[low]
+        _front(
+            r,
+            packed - (np.int64(1) << (5 * low)),
+            guard,
+            strides,
+            low_start,
+            order,
+            word_packed,
+            word_idx,
+            word_term,
+            term_points,
+            term_letters,
+            full_only,
+            n_words,
+            n_cells,
+            table,
+            choice,
+            child_long,
+            top_long,
+            top_words,
+            seen,
+        )
+        rb = r * n_cells
+        for L in range(top_long[r] + 1):
+            for W in range(top_words[r] + 1):
+                c = L * n_words + W
+                v = table[rb + c]
+                if v >= 0:
+                    table[base + c] = v
+                    choice[base + c] = -1
+                    child_long[base + c] = L
+        tl = top_long[r]
+        tw = top_words[r]
+    for k in range(low_start[low], low_start[low + 1]):
+        w = order[k]
+        rp = packed - word_packed[w]
+        if (rp & guard) != guard:
+            continue
+        r = s - word_idx[w]
+        _front(
+            r,
+            rp,
+            guard,
+            strides,
+            low_start,
+            order,
+            word_packed,
+            word_idx,
+            word_term,
+            term_points,
+            term_letters,
+            full_only,
+            n_words,
+            n_cells,
+            table,
+            choice,
+            child_long,
+            top_long,
+            top_words,
+            seen,
+        )
+        if top_long[r] < 0:
+            continue
+        t = word_term[w]
+        pw = term_points[t]
+        lw = term_letters[t]
+        rb = r * n_cells
+        for L2 in range(top_long[r] + 1):
+            L = L2 if lw < L2 else lw
+            for W2 in range(top_words[r] + 1):
+                v = table[rb + L2 * n_words + W2]
+                if v < 0:
+                    continue
+                u = v + pw
+                c = base + L * n_words + W2 + 1
+                if u > table[c]:
+                    table[c] = u
+                    choice[c] = w
+                    child_long[c] = L2
+                    if tl < L:
+                        tl = L
+                    if tw < W2 + 1:
+                        tw = W2 + 1
+    top_long[s] = tl
+    top_words[s] = tw
+    seen[s] = True
+
+
+@njit(cache=True, nogil=True)
+def layout_front_path(
+    labels,
+    counts,
+    min_cards,
+    full_only,
+    edge_start,
+    edge_label,
+    edge_child,
+    node_term,
+    term_points,
+    term_letters,
+    term_cards,
+):
+    """The Pareto front of the hand's layouts over (points used, longest word, words).
+
+    Exactly the non-dominated (used, longest, words) triples, one layout each, ordered by
+    used, then longest, then words, all descending. Returns (used, longest, words,
+    term offsets, terms, unused offsets, unused fields): layout i lays terms
+    [term_off[i], term_off[i + 1]) and leaves the fields [unused_off[i], unused_off[i + 1]).
+    """
+    m = labels.shape[0]
+    strides = _strides(counts)
+    n_states = strides[m]
+    word_term, word_idx, word_packed, word_low = hand_words(
+        labels, counts, strides, min_cards, edge_start, edge_label, edge_child, node_term, term_cards
+    )
+    low_start, order, guard = _group_by_low(word_low, m)
+    packed = guard
+    n_cards = 0
+    for j in range(m):
+        packed += counts[j] << (5 * j)
+        n_cards += counts[j]
+    max_long = 0
+    for w in range(word_term.shape[0]):
+        if term_letters[word_term[w]] > max_long:
+            max_long = term_letters[word_term[w]]
+    n_long = max_long + 1
+    n_words = n_cards // min_cards + 1
+    n_cells = n_long * n_words
+    table = np.full(n_states * n_cells, -1, np.int16)
+    choice = np.full(n_states * n_cells, -1, np.int16)
+    child_long = np.zeros(n_states * n_cells, np.int8)
+    top_long = np.full(n_states, -1, np.int32)
+    top_words = np.full(n_states, -1, np.int32)
+    seen = np.zeros(n_states, np.bool_)
+    table[0] = 0
+    top_long[0] = 0
+    top_words[0] = 0
+    seen[0] = True
+    full = n_states - 1
+    _front(
+        full,
+        packed,
+        guard,
+        strides,
+        low_start,
+        order,
+        word_packed,
+        word_idx,
+        word_term,
+        term_points,
+        term_letters,
+        full_only,
+        n_words,
+        n_cells,
+        table,
+        choice,
+        child_long,
+        top_long,
+        top_words,
+        seen,
+    )
+    # Non-dominated cells: more used than every cell with at least as long a word and as many words.
+    base = full * n_cells
+    above = np.full((n_long + 1) * (n_words + 1), -1, np.int32)  # max used over L2 >= L, W2 >= W
+    keys = np.empty(n_cells, np.int64)
+    n_front = 0
+    for L in range(n_long - 1, -1, -1):
+        for W in range(n_words - 1, -1, -1):
+            v = np.int32(table[base + L * n_words + W])
+            a = above[(L + 1) * (n_words + 1) + W]
+            b = above[L * (n_words + 1) + W + 1]
+            beat = a if a > b else b
+            if v >= 0 and v > beat:
+                keys[n_front] = (np.int64(v) * n_long + L) * n_words + W
+                n_front += 1
+            above[L * (n_words + 1) + W] = v if v > beat else beat
+    keys = np.sort(keys[:n_front])[::-1]
+    used = np.empty(n_front, np.int32)
+    longest = np.empty(n_front, np.int32)
+    words = np.empty(n_front, np.int32)
+    term_off = np.zeros(n_front + 1, np.int32)
+    unused_off = np.zeros(n_front + 1, np.int32)
+    terms = np.empty(n_front * (n_cards + 1), np.int32)
+    unused = np.empty(n_front * (n_cards + 1), np.int32)
+    n_terms = 0
+    n_unused = 0
+    for i in range(n_front):
+        key = keys[i]
+        W = key % n_words
+        L = (key // n_words) % n_long
+        used[i] = key // (n_words * n_long)
+        longest[i] = L
+        words[i] = W
+        s = full
+        while s != 0:
+            c = s * n_cells + L * n_words + W
+            ch = choice[c]
+            if ch >= 0:
+                terms[n_terms] = word_term[ch]
+                n_terms += 1
+                s -= word_idx[ch]
+                W -= 1
+            else:
+                j = 0
+                while (s // strides[j]) % (counts[j] + 1) == 0:
+                    j += 1
+                unused[n_unused] = j
+                n_unused += 1
+                s -= strides[j]
+            L = child_long[c]
+        term_off[i + 1] = n_terms
+        unused_off[i + 1] = n_unused
+    return used, longest, words, term_off, terms[:n_terms], unused_off, unused[:n_unused]
+
+
+@njit(cache=True, nogil=True)
+def layout_front_hand(
+    hand,
+    key_order,
+    min_cards,
+    full_only,
+    edge_start,
+    edge_label,
+    edge_child,
+    node_term,
+    term_points,
+    term_letters,
+    term_cards,
+):
+    """`layout_front_path` for a hand of 31 face counts; unused cards come back as faces."""
+    faces, labels, counts = hand_fields(hand, key_order)
+    used, longest, words, term_off, terms, unused_off, unused = layout_front_path(
+        labels,
+        counts,
+        min_cards,
+        full_only,
+        edge_start,
+        edge_label,
+        edge_child,
+        node_term,
+        term_points,
+        term_letters,
+        term_cards,
+    )
+    for k in range(unused.shape[0]):
+        unused[k] = faces[unused[k]]
+    return used, longest, words, term_off, terms, unused_off, unused

@@ -1,0 +1,90 @@
+"""Laying words as the table lays them (rule book section 6, "Laying"): pure, no RL imports.
+
+Laying order: the player who went out lays when going out; each other player lays
+right after its final turn, in turn order. After a turn cap with nobody out, everyone
+lays at the round's end, in turn order from the round's first player. Laid words are
+public at once, so each player lays knowing the layouts already laid.
+
+The automatic rule (`auto_layout`): a player lays, among the layouts of its hand, the
+one with the highest `lay_key` = (card points used minus unused plus the bonuses it
+would win against the layouts already laid, longest word in letters, number of
+words); remaining ties go to the first in the front's fixed order (score, then
+longest, then words, all descending). The player who went out lays every card. A
+layout wins a bonus in play (`scoring.bonuses_in_play`) when its figure (words, or
+letters of its longest word) is above zero and strictly above every laid layout's;
+a tie with any laid layout wins nothing (and, at the round's scoring, gives nobody the
+bonus). With nothing laid, a layout with words wins every bonus in play. The rule
+counts only the player's own points: it does not lay to deny a later player a bonus.
+
+The choice is made on the Pareto front of the hand's layouts over (score, longest,
+words) (`HandSolver.layout_front`). With `bonus_value` >= 0 the bonuses never fall as
+the longest word or the number of words grows, so the best layout under `lay_key` is
+always on the front. (With a negative `bonus_value` the rule is, by definition, the best
+layout of the front.)
+
+The players' choice (`candidates`): each player, at its laying moment, chooses among
+its candidate layouts: the front (only layouts laying every card for the player who
+goes out), in the front's order, cut to its first K = `MAX_CANDIDATES`. K is measured
+with `benchmarks/bench_laying.py`: over 20,000 random hands of 1..11 cards per setting
+(half of them 11 cards; both minimum word sizes; every card laid, on hands that go
+out, or not) the largest front seen has 9 layouts (11 cards, one-card words allowed;
+8 with the default two-card words, 6 when going out). K = 16 leaves nearly twice that,
+so no Pareto-best layout of a dealt hand was dropped in the measurement. Should a
+larger front occur, the cut is explicit: the layouts after the first K in the front's
+order (score, then longest, then words, all descending) are dropped.
+
+Every layout of a front has its own (longest, words), so two front layouts never tie
+under `lay_key`; the "first in the front's order" tie-break only decides among
+candidates passed in with equal figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .config import QuiddlerConfig
+from .scoring import bonuses_in_play
+from .solver import HandSolver, Layout
+
+MAX_CANDIDATES = 16
+"""K: the most candidate layouts a player chooses among (the largest front measured is 9)."""
+
+
+def _figure(layout: Layout, bonus: str) -> int:
+    return layout.n_words if bonus == "most_words" else layout.longest
+
+
+def bonuses_won(layout: Layout, laid: Sequence[Layout], config: QuiddlerConfig, num_players: int) -> dict[str, int]:
+    """The bonuses `layout` would win against the layouts already `laid`: {name: points}."""
+    if not config.bonus_value:
+        return {}
+    won = {}
+    for bonus in bonuses_in_play(config, num_players):
+        mine = _figure(layout, bonus)
+        if mine > 0 and all(mine > _figure(other, bonus) for other in laid):
+            won[bonus] = config.bonus_value
+    return won
+
+
+def lay_key(layout: Layout, laid: Sequence[Layout], config: QuiddlerConfig, num_players: int) -> tuple[int, int, int]:
+    """The automatic rule's order: (score + bonuses won, longest word, number of words)."""
+    bonus = sum(bonuses_won(layout, laid, config, num_players).values())
+    return (layout.score + bonus, layout.longest, layout.n_words)
+
+
+def auto_layout(front: Sequence[Layout], laid: Sequence[Layout], config: QuiddlerConfig, num_players: int) -> Layout:
+    """The first layout of `front` with the highest `lay_key` (the automatic rule)."""
+    if not front:
+        raise ValueError("no layout to lay: the front is empty")
+    best, best_key = front[0], lay_key(front[0], laid, config, num_players)
+    for layout in front[1:]:
+        key = lay_key(layout, laid, config, num_players)
+        if key > best_key:
+            best, best_key = layout, key
+    return best
+
+
+def candidates(solver: HandSolver, counts: Sequence[int], *, goes_out: bool) -> tuple[Layout, ...]:
+    """A player's candidate layouts: the front (laying every card if it goes out), its first `MAX_CANDIDATES`."""
+    front = solver.layout_front(counts, full_only=goes_out)
+    return front[:MAX_CANDIDATES]
