@@ -12,18 +12,30 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-from quiddler_env.core.actions import NUM_ACTIONS
+from quiddler_env.core import laying
+from quiddler_env.core.actions import LAY_BASE, NUM_ACTIONS, num_actions
 from quiddler_env.core.cards import DECK_SIZE, NUM_FACES
 from quiddler_env.core.config import MAX_HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, QuiddlerConfig
 from quiddler_env.core.dictionary import load_dictionary
 from quiddler_env.core.solver import HandSolver, get_solver
-from quiddler_env.envs.observation import TOTAL_SCALE, observation_layout
+from quiddler_env.envs.observation import LETTERS_SCALE, TOTAL_SCALE, WORDS_SCALE, observation_layout
 
-DRAW, DISCARD, OVER = "draw", "discard", "over"
+DRAW, DISCARD, LAY, OVER = "draw", "discard", "lay", "over"
+MASK_SIZES = (NUM_ACTIONS, num_actions("choose"))
+"""The action masks an agent may get: without and with the lay moves of `layout: choose`."""
+
+
+class Figures(NamedTuple):
+    """A layout's three public figures (what the observation shows of a laid or candidate layout)."""
+
+    score: int
+    """Card points: used minus unused."""
+    longest: int
+    n_words: int
 
 
 @runtime_checkable
@@ -47,7 +59,7 @@ class SeatView:
     hand_size: int
     """Cards dealt this round."""
     phase: str
-    """"draw", "discard" or "over"."""
+    """"draw", "discard", "lay" (`layout: choose`: which candidate to lay) or "over"."""
     final_turn: bool
     """Someone went out: this is the seat's last turn of the round."""
     went_out: int
@@ -64,6 +76,12 @@ class SeatView:
     round_fraction: float
     """Round number / number of rounds (1.0 in the last round)."""
     seat_from_dealer: int
+    laid: tuple[Figures | None, ...] = ()
+    """Per seat (own first, then relative seats): the figures of the layout it laid this round, None before."""
+    laid_cards: tuple[tuple[int, ...], ...] = ()
+    """Per seat (own first): the cards it laid in words (all zero before it lays)."""
+    candidates: tuple[Figures, ...] = ()
+    """In the lay phase: this seat's candidate layouts (lay move k lays candidates[k])."""
 
     @classmethod
     def decode(cls, observation: np.ndarray, num_players: int) -> SeatView:
@@ -74,7 +92,18 @@ class SeatView:
             return tuple(int(c) for c in np.rint(x))
 
         phase_vec = v["phase"]
-        phase = DRAW if phase_vec[0] > 0.5 else DISCARD if phase_vec[1] > 0.5 else OVER
+        phase = DRAW if phase_vec[0] > 0.5 else DISCARD if phase_vec[1] > 0.5 else LAY if v["laying"][0] > 0.5 else OVER
+
+        def figures(row: np.ndarray) -> Figures:
+            return Figures(
+                *(int(round(float(x) * k)) for x, k in zip(row, (TOTAL_SCALE, LETTERS_SCALE, WORDS_SCALE), strict=True))
+            )
+
+        laid = tuple(
+            figures(row) if flag > 0.5 else None for flag, row in zip(v["laid"], v["laid_figures"], strict=True)
+        )
+        # Past the last candidate the slice is zero; a real candidate never is (laying nothing scores below 0).
+        candidates = tuple(figures(row) for row in v["candidates"] if row.any()) if phase == LAY else ()
         went = np.flatnonzero(v["went_out"] > 0.5)
         top = np.flatnonzero(v["discard_top"] > 0.5)
         return cls(
@@ -92,6 +121,9 @@ class SeatView:
             totals=tuple(int(round(float(t) * TOTAL_SCALE)) for t in v["totals"]),
             round_fraction=float(v["round"][0]),
             seat_from_dealer=int(np.argmax(v["seat_from_dealer"])),
+            laid=laid,
+            laid_cards=tuple(ints(row) for row in v["laid_cards"]),
+            candidates=candidates,
         )
 
     def draw_pile_weights(self) -> list[int]:
@@ -128,8 +160,8 @@ def split_observation(observation, action_mask) -> tuple[np.ndarray, np.ndarray]
     if action_mask is None:
         raise ValueError("act() needs an action_mask (or a dict with 'action_mask')")
     mask = np.asarray(action_mask).reshape(-1)
-    if mask.shape[0] != NUM_ACTIONS:
-        raise ValueError(f"action_mask must have {NUM_ACTIONS} entries, got {mask.shape[0]}")
+    if mask.shape[0] not in MASK_SIZES:
+        raise ValueError(f"action_mask must have {' or '.join(map(str, MASK_SIZES))} entries, got {mask.shape[0]}")
     if not mask.any():
         raise ValueError("action_mask allows no action: the game is over for this seat")
     return np.asarray(observation, dtype=np.float32).reshape(-1), mask
@@ -191,6 +223,15 @@ class BaseAgent(ABC):
 
     def view(self, obs: np.ndarray) -> SeatView:
         return SeatView.decode(obs, self.num_players)
+
+    def auto_lay(self, seat: SeatView, legal: list[int]) -> int:
+        """The lay move of the automatic rule (`laying.lay_key` against what is laid), from the seat's view."""
+        laid = [f for f in seat.laid if f is not None]
+        options = [a - LAY_BASE for a in legal if a >= LAY_BASE]
+        cfg, n = self.config, self.num_players
+        # The first best in the candidates' fixed order, as the engine's own automatic rule takes it.
+        best = max(options, key=lambda k: (laying.lay_key(seat.candidates[k], laid, cfg, n), -k))
+        return LAY_BASE + best
 
     @abstractmethod
     def act(self, observation, action_mask=None) -> int:

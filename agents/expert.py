@@ -10,7 +10,7 @@ from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.scoring import bonuses_in_play
 from quiddler_env.core.solver import DiscardOption
 
-from .base import DRAW, BaseAgent, SeatView, legal_list
+from .base import DRAW, LAY, BaseAgent, SeatView, legal_list
 from .hands import with_card
 
 DEFAULT_SAMPLES = 32
@@ -156,7 +156,30 @@ class ExpertAgent(BaseAgent):
         seat = self.view(obs)
         if seat.phase == DRAW:
             return self._draw(seat, legal)
+        if seat.phase == LAY:
+            return self._lay(seat, legal)
         return self._discard(seat, legal)
+
+    def _lay(self, seat: SeatView, legal: list[int]) -> int:
+        """`layout: choose`: the candidate with the most card points plus the bonuses it expects to keep.
+
+        A bonus counts only if the layout beats every layout already laid, and then by the
+        odds (its prior) that it also beats each opponent still to lay.
+        """
+        laid = [f for f in seat.laid if f is not None]
+        waiting = sum(1 for f in seat.laid[1:] if f is None)
+        cfg = self.config
+        keys = []
+        for a in legal:
+            layout = seat.candidates[a - A.LAY_BASE]
+            value = float(layout.score)
+            for bonus in bonuses_in_play(cfg, self.num_players):
+                table, mine = (_WORDS_CDF, layout.n_words) if bonus == "most_words" else (_LONGEST_CDF, layout.longest)
+                others = [f.n_words if bonus == "most_words" else f.longest for f in laid]
+                if cfg.bonus_value and mine > 0 and all(mine > o for o in others):
+                    value += cfg.bonus_value * beat_probability(table, seat.hand_size, mine, waiting)
+            keys.append((value, layout.longest, layout.n_words, -a))
+        return legal[max(range(len(legal)), key=keys.__getitem__)]
 
     def _draw(self, seat: SeatView, legal: list[int]) -> int:
         if not (A.TAKE_DISCARD in legal and A.DRAW_PILE in legal and seat.discard_top >= 0):

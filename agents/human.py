@@ -25,11 +25,12 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from quiddler_env.core import actions as A
+from quiddler_env.core import laying
 from quiddler_env.core.cards import FACE_INDEX, FACES, POINTS
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.scoring import RoundResult
 
-from .base import DRAW, BaseAgent, SeatView, legal_list
+from .base import DRAW, LAY, BaseAgent, SeatView, legal_list
 
 
 class HumanQuit(SystemExit):
@@ -37,13 +38,18 @@ class HumanQuit(SystemExit):
 
 
 def move_name(action: int, discard_top: int = -1) -> str:
-    """How the human seat names a move: `draw`, `take E`, `discard QU`, `go out discarding M`."""
+    """How the human seat names a move: `draw`, `take E`, `discard QU`, `go out discarding M`, `lay 2`."""
     if action == A.TAKE_DISCARD:
         return f"take {FACES[discard_top]}" if discard_top >= 0 else "take"
+    if action >= A.LAY_BASE:
+        return f"lay {action - A.LAY_BASE + 1}"
     return A.action_name(action)
 
 
-_HOW = "type draw, take, discard <card>, go out discarding <card>, a move number, or help"
+_PROMPT = {DRAW: "Draw a card.", LAY: "Lay your words: choose a layout."}
+
+
+_HOW = "type draw, take, discard <card>, go out discarding <card>, lay <n>, a move number, or help"
 
 
 def _cards(counts: Sequence[int]) -> str:
@@ -83,8 +89,7 @@ class HumanAgent(BaseAgent):
         round_no = int(round(seat.round_fraction * rounds))
         lines = [
             "",
-            f"Round {round_no} of {rounds}: {seat.hand_size} cards dealt. "
-            f"{'Draw a card.' if seat.phase == DRAW else 'Discard a card.'}",
+            f"Round {round_no} of {rounds}: {seat.hand_size} cards dealt. {_PROMPT.get(seat.phase, 'Discard a card.')}",
             "Totals: " + ", ".join(("you" if k == 0 else f"player +{k}") + f" {t}" for k, t in enumerate(seat.totals)),
             f"Discard pile top: {FACES[seat.discard_top] if seat.discard_top >= 0 else '(empty)'}"
             f"    draw pile: {seat.draw_pile_size} cards",
@@ -92,15 +97,33 @@ class HumanAgent(BaseAgent):
         for k, taken in enumerate(seat.opponent_taken, start=1):
             if any(taken):
                 lines.append(f"Player +{k} took from the discard pile and holds: {_cards(taken)}")
-        if seat.final_turn:
+        if seat.final_turn and seat.went_out > 0:
             lines.append(f"Player +{seat.went_out} went out: this is your last turn of the round.")
+        for k, (figures, cards) in enumerate(zip(seat.laid, seat.laid_cards, strict=True)):
+            if figures is not None:
+                who = "You" if k == 0 else f"Player +{k}"
+                lines.append(
+                    f"{who} laid {_cards(cards)}: {figures.score} points, longest word {figures.longest} letters, "
+                    f"{figures.n_words} word(s)"
+                )
         lines.append(f"Your hand: {_cards(seat.hand)}")
         layout = self.solver.best_layout(list(seat.hand), counts=True)
         words = ", ".join(w.upper() for w in layout.spelled) or "no words"
         unused = " ".join(layout.unused) or "none"
         lines.append(f"Best layout now: {words}; unused: {unused}; score {layout.score}")
+        if seat.phase == LAY:
+            for k, c in enumerate(self.candidate_layouts(seat), start=1):
+                spelled = ", ".join(w.upper() for w in c.spelled) or "no words"
+                lines.append(
+                    f"  lay {k}: {spelled}; unused {' '.join(c.unused) or 'none'}; {c.score} points, "
+                    f"longest {c.longest}, {c.n_words} word(s)"
+                )
         lines.append(self.moves(seat, legal))
         return "\n".join(lines)
+
+    def candidate_layouts(self, seat: SeatView):
+        """The seat's candidates with their words (from its own hand; the observation holds their figures)."""
+        return laying.candidates(self.solver, list(seat.hand), goes_out=seat.went_out == 0)
 
     @staticmethod
     def moves(seat: SeatView, legal: list[int]) -> str:
@@ -130,7 +153,11 @@ class HumanAgent(BaseAgent):
         if words[0].isdigit() and len(words) == 1:
             k = int(words[0])
             return legal[k - 1] if 1 <= k <= len(legal) else f"choose a move number from 1 to {len(legal)}"
-        if words in (["draw"], ["draw", "pile"], ["pile"]):
+        if words[0] == "lay":
+            if len(words) != 2 or not words[1].isdigit() or not 1 <= int(words[1]) <= len(seat.candidates):
+                return f"say 'lay 1' to 'lay {len(seat.candidates)}'" if seat.phase == LAY else "it is not time to lay"
+            action = A.lay(int(words[1]) - 1)
+        elif words in (["draw"], ["draw", "pile"], ["pile"]):
             action = A.DRAW_PILE
         elif words[0] == "take":
             if len(words) > 2:

@@ -1,4 +1,8 @@
-"""The baseline bots: `random` (uniform over legal moves) and `greedy` (best layout now)."""
+"""The baseline bots: `random` (uniform over legal moves) and `greedy` (best layout now).
+
+Both lay their words by the automatic rule (`layout: choose`: the lay move the engine's
+`layout: auto` would make), so the choice of layout is never what separates them.
+"""
 
 from __future__ import annotations
 
@@ -6,18 +10,20 @@ import numpy as np
 
 from quiddler_env.core import actions as A
 
-from .base import DRAW, BaseAgent, legal_list
+from .base import DRAW, LAY, BaseAgent, legal_list
 from .hands import with_card
 
 
 class RandomAgent(BaseAgent):
-    """Uniform over the legal actions, from its own generator."""
+    """Uniform over the legal actions, from its own generator; lays by the automatic rule."""
 
     name = "random"
 
     def act(self, observation, action_mask=None) -> int:
-        _, mask = self._prepare(observation, action_mask)
+        obs, mask = self._prepare(observation, action_mask)
         legal = np.flatnonzero(mask)
+        if legal[-1] >= A.LAY_BASE:
+            return self.auto_lay(self.view(obs), legal_list(mask))
         return int(legal[self.rng.integers(legal.size)])
 
 
@@ -38,6 +44,8 @@ class GreedyAgent(BaseAgent):
         if len(legal) == 1:
             return legal[0]
         seat = self.view(obs)
+        if seat.phase == LAY:
+            return self.auto_lay(seat, legal)
         if seat.phase == DRAW:
             if A.TAKE_DISCARD in legal and A.DRAW_PILE in legal and seat.discard_top >= 0:
                 now = self.solver.best_layout(list(seat.hand), counts=True).score

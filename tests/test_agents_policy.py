@@ -32,6 +32,8 @@ from tests.test_agents import random_states  # noqa: E402
 
 CONFIG = QuiddlerConfig(hand_sizes=(3, 4))
 
+SIZE2, SIZE3 = observation_layout(2).size, observation_layout(3).size  # the observation of 2 and 3 players
+
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
@@ -104,11 +106,13 @@ def test_registry_policy_spec_deterministic_and_sampled(trained):
 
 def test_size_mismatch_names_both_sizes(trained):
     _, folder = trained
-    with pytest.raises(PolicyLoadError, match=r"observations of size 168, but the env's observation size is 202"):
+    with pytest.raises(
+        PolicyLoadError, match=rf"observations of size {SIZE2}, but the env's observation size is {SIZE3}"
+    ):
         load_policy(folder, num_players=3)
-    with pytest.raises(PolicyLoadError, match=r"size 168, but the env's observation size is 202"):
+    with pytest.raises(PolicyLoadError, match=rf"size {SIZE2}, but the env's observation size is {SIZE3}"):
         load_policy(folder, num_players=3, trusted=True)
-    with pytest.raises(PolicyLoadError, match=r"size 168, but the env's observation size is 10"):
+    with pytest.raises(PolicyLoadError, match=rf"size {SIZE2}, but the env's observation size is 10"):
         load_policy(folder, observation_size=10)
 
 
@@ -136,7 +140,7 @@ def test_missing_bundle_and_model_are_named(trained, tmp_path):
     (folder / MODEL_FILE).unlink()
     with pytest.raises(PolicyLoadError, match=f"model file {folder / MODEL_FILE} is missing"):
         load_policy(folder, trusted=True)
-    assert load_policy(folder, num_players=2).observation_size == 168  # the safe load never needs model.zip
+    assert load_policy(folder, num_players=2).observation_size == SIZE2  # the safe load never needs model.zip
 
 
 @pytest.mark.parametrize(

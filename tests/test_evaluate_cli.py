@@ -15,6 +15,7 @@ import pytest
 
 from quiddler_env.core.cards import FACE_INDEX, NUM_FACES
 from quiddler_env.core.config import QuiddlerConfig
+from quiddler_env.envs.observation import observation_layout
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "evaluate.py"
@@ -57,7 +58,7 @@ def describe_two_player_policy(folder: Path) -> Path:
     (folder / "policy.pt").write_bytes(b"not read")
     description = {
         "format": 1,
-        "observation_size": 168,
+        "observation_size": observation_layout(2).size,
         "action_size": 64,
         "net_arch": [8],
         "activation": "Tanh",
@@ -277,7 +278,10 @@ BAD_INPUTS = [
     (["--players", "greedy", "alphazero"], "unknown agent 'alphazero'"),
     (["--players", "greedy", "human"], "cannot play a tournament"),
     (["--players", "greedy", "policy:{missing}/model.zip"], "does not exist"),
-    (["--players", "greedy", "random", "policy:{bundle}/model.zip", "--table-size", "3"], "size is 202 (3 players)"),
+    (
+        ["--players", "greedy", "random", "policy:{bundle}/model.zip", "--table-size", "3"],
+        f"size is {observation_layout(3).size} (3 players)",
+    ),
     (["--players", "greedy", "random", "--min-word-cards", "3"], "config key 'min_word_cards': bad value 3"),
     (["--players", "greedy", "random", "--hand-sizes", "12"], "config key 'hand_sizes'"),
     (["--players", "greedy", "random", "--two-player-bonus", "all"], "config key 'two_player_bonus'"),

@@ -201,6 +201,10 @@ def test_policy_table_size_reads_the_bundles(tmp_path):
     import json
 
     from agents.evaluation.tournament import policy_table_size
+    from quiddler_env.envs.observation import observation_layout
+
+    def size(n: int) -> int:
+        return observation_layout(n).size
 
     def bundle(name: str, observation_size: int) -> str:
         folder = tmp_path / name
@@ -212,7 +216,7 @@ def test_policy_table_size_reads_the_bundles(tmp_path):
         (folder / "policy.json").write_text(json.dumps(desc))
         return f"policy:{folder}/model.zip"
 
-    two, two_again, three = bundle("a", 168), bundle("b", 168), bundle("c", 202)
+    two, two_again, three = bundle("a", size(2)), bundle("b", size(2)), bundle("c", size(3))
     assert policy_table_size(["greedy", "random"]) is None
     assert policy_table_size([two, "greedy", two_again]) == 2
     assert policy_table_size([three, "random"]) == 3

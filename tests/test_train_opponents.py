@@ -14,6 +14,7 @@ from agents.training.runfiles import CsvTable
 from agents.training.sb3.league import League, member_name
 from agents.training.sb3.opponents import make_training_env
 from quiddler_env.core.config import QuiddlerConfig
+from quiddler_env.envs.observation import observation_layout
 
 RULES = QuiddlerConfig(num_players=2)
 
@@ -53,7 +54,7 @@ def test_mixture_draws_follow_the_weights_and_the_seed():
 def test_mixture_plays_legal_moves_and_checks_its_input():
     mix = OpponentMixture([("greedy", 1.0)], RULES)
     with pytest.raises(RuntimeError, match="before reset"):
-        mix.act(np.zeros(168, dtype=np.float32), np.ones(64, dtype=np.int8))
+        mix.act(np.zeros(observation_layout(2).size, dtype=np.float32), np.ones(64, dtype=np.int8))
     with pytest.raises(ValueError, match="weight of 'random'"):
         OpponentMixture([("random", 0.0)], RULES)
     with pytest.raises(ValueError, match="at least one"):
@@ -83,7 +84,7 @@ def test_league_pool_is_bounded_saved_and_loaded_safely(tmp_path):
         desc = json.loads((tmp_path / "league" / path.rsplit("/", 1)[1] / "policy.json").read_text())
         assert desc["league_step"] in (200, 300)
         agent = load_policy(path, config=RULES)  # weights only: the safe loader
-        assert agent.observation_size == 168
+        assert agent.observation_size == observation_layout(2).size
     assert not list((tmp_path / "league").glob(".*"))  # no temporary folders left
     # A resumed run rebuilds the pool from the names saved in its checkpoint.
     again = League(tmp_path, pool_size=2, members=league.state())
@@ -101,7 +102,7 @@ def test_league_pool_is_bounded_saved_and_loaded_safely(tmp_path):
         names.add(mix.current_name)
         mask = np.zeros(64, dtype=np.int8)
         mask[[0, 1]] = 1
-        obs = np.zeros(168, dtype=np.float32)
+        obs = np.zeros(observation_layout(2).size, dtype=np.float32)
         assert mix.act(obs, mask) in (0, 1)
     assert len(names) == 3
     mix.set_league(league.paths()[1:])

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from quiddler_env.core import files
-from quiddler_env.core.actions import NUM_ACTIONS
+from quiddler_env.core.actions import num_actions
 from quiddler_env.core.config import MAX_PLAYERS, MIN_PLAYERS, QuiddlerConfig
 from quiddler_env.envs.observation import observation_layout
 
@@ -214,17 +214,32 @@ def players_for(observation_size: int) -> int | None:
     )
 
 
+def env_action_size(config: Any, description: Mapping[str, Any] | None) -> int:
+    """The env's action count: 64, or 64 + K under `layout: choose`, from the env's rules (else the bundle's)."""
+    if config is not None:
+        return num_actions(config.layout)
+    trained = (description or {}).get("config")
+    return num_actions(trained.get("layout", "auto") if isinstance(trained, Mapping) else "auto")
+
+
 def check_sizes(
-    where: str | os.PathLike, observation_size: int, action_size: int, expected_observation: int | None, note: str = ""
+    where: str | os.PathLike,
+    observation_size: int,
+    action_size: int,
+    expected_observation: int | None,
+    note: str = "",
+    expected_actions: int | None = None,
 ) -> None:
-    """A policy's sizes fit the env: its observation size (when known) and 64 actions; errors name both sizes."""
+    """A policy's sizes fit the env: its observation size (when known) and the env's action count
+    (`expected_actions`, default 64); errors name both sizes."""
     if expected_observation is not None and observation_size != expected_observation:
         raise PolicyLoadError(
             f"policy {where} takes observations of size {observation_size}, but the env's observation "
             f"size is {expected_observation}{note}"
         )
-    if action_size != NUM_ACTIONS:
-        raise PolicyLoadError(f"policy {where} has {action_size} actions, but the env's action size is {NUM_ACTIONS}")
+    expected = num_actions("auto") if expected_actions is None else expected_actions
+    if action_size != expected:
+        raise PolicyLoadError(f"policy {where} has {action_size} actions, but the env's action size is {expected}")
 
 
 # -- weights --------------------------------------------------------------------------------------------

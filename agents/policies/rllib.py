@@ -87,11 +87,13 @@ def write_rllib_export(
     hidden_layers: Sequence[int],
     activation: str,
     description: Mapping[str, Any] | None = None,
+    action_size: int = NUM_ACTIONS,
 ) -> Path:
     """Write `policy.pt` (`state`, the `actor_network` state_dict) and `policy.json` as one unit at `path`.
 
-    The state must fit `actor_network(observation_size, hidden_layers, activation)`
-    exactly (checked here, before anything is written).
+    The state must fit `actor_network(observation_size, hidden_layers, activation, action_size)`
+    exactly (checked here, before anything is written); `action_size` is the env's (64 + K under
+    `layout: choose`).
     """
     import torch
 
@@ -100,7 +102,7 @@ def write_rllib_export(
         framework=FRAMEWORK,
         policy_class=POLICY_CLASS,
         observation_size=int(observation_size),
-        action_size=NUM_ACTIONS,
+        action_size=int(action_size),
         hidden_layers=[int(w) for w in hidden_layers],
         activation=activation,
     )
@@ -110,7 +112,7 @@ def write_rllib_export(
         bundle.check_fields(desc, where, sizes)  # before actor_network allocates the layers
     except PolicyLoadError as exc:
         raise ValueError(str(exc)) from None
-    net = actor_network(observation_size, hidden_layers, activation)
+    net = actor_network(observation_size, hidden_layers, activation, action_size)
     clean = {k: v.detach().cpu().clone() for k, v in state.items()}
     try:
         net.load_state_dict(clean, strict=True)
@@ -147,7 +149,8 @@ def load_rllib_policy(
     file = directory / DESCRIPTION_FILE
     desc = check_description(bundle.read_description(directory) if description is None else description, file)
     observation_size, num_players, note = bundle.env_observation_size(observation_size, num_players, config)
-    bundle.check_sizes(file, desc["observation_size"], desc["action_size"], observation_size, note)
+    actions = bundle.env_action_size(config, desc)
+    bundle.check_sizes(file, desc["observation_size"], desc["action_size"], observation_size, note, actions)
     bundle.verify_weights(directory, desc)
     weights = directory / WEIGHTS_FILE
     state = bundle.load_weights(weights)

@@ -167,7 +167,7 @@ def load_policy(
     `MaskablePPO.load` on `model.zip`, which unpickles it: only for files you trust
     (a `policy.json` beside it is still checked, checksums included). The model's
     observation size must equal the env's (`observation_size`, or the size for
-    `num_players` or `config`), and its action size 64. `description`: the bundle's
+    `num_players` or `config`), and its action size the env's (64, or 64 + K under `layout: choose`). `description`: the bundle's
     `policy.json` already read by `bundle.read_description` (it is not read again).
     """
     directory = bundle.bundle_dir(path)
@@ -186,11 +186,13 @@ def load_policy(
     extra = 0 if features is None else features.size
     if trusted:
         policy, obs_size, action_size = _load_trusted(directory)
-        bundle.check_sizes(directory / MODEL_FILE, obs_size - extra, action_size, observation_size, note)
+        actions = bundle.env_action_size(config, desc)
+        bundle.check_sizes(directory / MODEL_FILE, obs_size - extra, action_size, observation_size, note, actions)
     else:
         assert desc is not None
         obs_size = desc["observation_size"]
-        bundle.check_sizes(file, obs_size - extra, desc["action_size"], observation_size, note)
+        actions = bundle.env_action_size(config, desc)
+        bundle.check_sizes(file, obs_size - extra, desc["action_size"], observation_size, note, actions)
         weights = directory / WEIGHTS_FILE
         state = bundle.load_weights(weights)
         policy = _build_policy(desc)

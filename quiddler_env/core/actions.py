@@ -1,4 +1,4 @@
-"""The action table: one fixed `Discrete(64)`, masked to the legal moves.
+"""The action table: `Discrete(64)`, masked to the legal moves; `layout: choose` adds the lay moves after id 63.
 
 | id | move | legal when |
 |---|---|---|
@@ -6,17 +6,30 @@
 | 1 | take the top card of the discard pile | draw phase |
 | 2 + f | discard one card of face f (f = 0..30 in `cards.FACES` order) | discard phase, face f in hand |
 | 33 + f | discard one card of face f and go out | discard phase, the rest of the hand can all be laid in words, not in a final turn |
+| 64 + k | lay candidate layout k (k = 0..K-1, `laying.MAX_CANDIDATES`) | lay phase (`layout: choose`), k < the number of candidates |
 """
 
 from __future__ import annotations
 
 from .cards import FACES, NUM_FACES
+from .laying import MAX_CANDIDATES
 
 DRAW_PILE = 0
 TAKE_DISCARD = 1
 DISCARD_BASE = 2
 GO_OUT_BASE = DISCARD_BASE + NUM_FACES  # 33
-NUM_ACTIONS = GO_OUT_BASE + NUM_FACES  # 64
+NUM_ACTIONS = GO_OUT_BASE + NUM_FACES  # 64: the table without lay moves (`layout: auto`)
+LAY_BASE = NUM_ACTIONS
+
+
+def num_actions(layout: str = "auto") -> int:
+    """The size of the action table under a `layout` rule: 64, or 64 + K with the lay moves of `choose`."""
+    return NUM_ACTIONS + (MAX_CANDIDATES if layout == "choose" else 0)
+
+
+def lay(k: int) -> int:
+    """Action id: lay candidate layout k."""
+    return LAY_BASE + k
 
 
 def discard(face: int) -> int:
@@ -39,11 +52,15 @@ def action_name(action: int) -> str:
         return f"discard {FACES[action - DISCARD_BASE]}"
     if GO_OUT_BASE <= action < NUM_ACTIONS:
         return f"go out discarding {FACES[action - GO_OUT_BASE]}"
-    raise ValueError(f"action {action!r} is out of range 0..{NUM_ACTIONS - 1}")
+    if LAY_BASE <= action < LAY_BASE + MAX_CANDIDATES:
+        return f"lay candidate {action - LAY_BASE}"
+    raise ValueError(f"action {action!r} is out of range 0..{LAY_BASE + MAX_CANDIDATES - 1}")
 
 
 def discarded_face(action: int) -> int:
-    """The face an action discards (-1 for the draw actions)."""
+    """The face an action discards (-1 for the draw and lay actions)."""
+    if action >= LAY_BASE:
+        return -1
     if action >= GO_OUT_BASE:
         return action - GO_OUT_BASE
     if action >= DISCARD_BASE:

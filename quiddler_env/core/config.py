@@ -14,7 +14,8 @@ key, the value and what is allowed.
 | `score_floor` | "round" | "round", "total", "none" | no negative round score / no negative running total / neither |
 | `go_out` | "optional" | "optional", "forced" | whether a player who can go out must |
 | `dictionary` | "enable" | "enable" or a word-list path | the words in play |
-| `turn_cap` | 30 | positive int or None | house rule: after this many turns each in one round with nobody out, every player lays their best layout and the round is scored |
+| `turn_cap` | 30 | positive int or None | house rule: after this many turns each in one round with nobody out, every player lays and the round is scored |
+| `layout` | "auto" | "auto", "choose" | how a player lays its words: the bonus-aware best response to the layouts already laid, or its own choice among its Pareto-best layouts (`laying`) |
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ MAX_ROUNDS = 16
 TWO_PLAYER_BONUS = ("longest_word", "most_words", "both")
 SCORE_FLOOR = ("round", "total", "none")
 GO_OUT = ("optional", "forced")
+LAYOUT = ("auto", "choose")
 
 
 RULE_KINDS = ("int", "ints", "choice", "text", "int_or_none")
@@ -95,6 +97,14 @@ class QuiddlerConfig:
         default=30,
         metadata=_rule("turns each per round before it is scored anyway (none: no cap)", cli="int_or_none"),
     )
+    layout: str = field(
+        default="auto",
+        metadata=_rule(
+            "how words are laid: auto (bonus-aware best response) or choose (a decision among the Pareto-best layouts)",
+            cli="choice",
+            choices=LAYOUT,
+        ),
+    )
 
     def __post_init__(self) -> None:
         def bad(name: str, value: Any, allowed: str) -> ValueError:
@@ -131,6 +141,8 @@ class QuiddlerConfig:
         object.__setattr__(self, "dictionary", str(self.dictionary))
         if self.turn_cap is not None and (not _is_int(self.turn_cap) or self.turn_cap < 1):
             raise bad("turn_cap", self.turn_cap, "a positive integer, or null for no cap")
+        if self.layout not in LAYOUT:
+            raise bad("layout", self.layout, ", ".join(LAYOUT))
 
     @property
     def num_rounds(self) -> int:

@@ -8,6 +8,14 @@ the same seed and the same actions give the same game in any process.
 
 Seats are 0..n-1, clockwise. The dealer of the first round is seat n-1, so seat 0
 moves first; the dealer moves one seat left (clockwise) each round.
+
+Laying (rule book section 6): the player who goes out lays its words as it goes out;
+each other player lays right after its final turn, in turn order; after a turn cap
+with nobody out, everyone lays at the round's end in turn order from the round's
+first player. `laid[p]` is public from that moment. With `layout: auto` the engine
+lays for the player (`laying.auto_layout`: the bonus-aware best response to what is
+already laid); with `layout: choose` the player's next decision is a lay move
+(`Phase.LAY`, actions `64 + k` over `candidates`).
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import actions as A
+from . import laying
 from .cards import DECK_SIZE, NUM_FACES, POINTS, new_deck, parse_hand
 from .config import QuiddlerConfig
 from .dictionary import load_dictionary
@@ -32,6 +41,8 @@ class Phase(enum.IntEnum):
     DRAW = 0
     DISCARD = 1
     GAME_OVER = 2
+    LAY = 3
+    """`layout: choose`: the current player chooses which of its `candidates` to lay."""
 
 
 class IllegalActionError(ValueError):
@@ -45,6 +56,7 @@ class QuiddlerGame:
         self.config = config or QuiddlerConfig()
         self.solver = solver or get_solver(load_dictionary(self.config.dictionary), self.config.min_word_cards)
         self.num_players = self.config.num_players
+        self.num_actions = A.num_actions(self.config.layout)
         self.phase = Phase.GAME_OVER
 
     # -- setting up ------------------------------------------------------------------
@@ -102,6 +114,12 @@ class QuiddlerGame:
         self.reshuffles = 0
         self.last_action: tuple[int, int] | None = None
         self._go_out_bits: int | None = None
+        self.laid: list[Layout | None] = [None] * n
+        """The layout each player has laid this round (public), None until it lays."""
+        self.lay_order: list[int] = []
+        self.candidates: tuple[Layout, ...] = ()
+        """In the lay phase: the current player's candidate layouts (lay move k lays candidates[k])."""
+        self._lay_queue: list[int] = []
 
     # -- questions ----------------------------------------------------------------------
 
@@ -123,16 +141,18 @@ class QuiddlerGame:
         return self._go_out_bits
 
     def legal_action_mask(self) -> np.ndarray:
-        """int8 mask over the 64 actions."""
-        mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
-        if self.phase == Phase.DRAW:
+        """int8 mask over the `num_actions` actions (64, or 64 + K with `layout: choose`)."""
+        mask = np.zeros(self.num_actions, dtype=np.int8)
+        if self.phase == Phase.LAY:
+            mask[A.LAY_BASE : A.LAY_BASE + len(self.candidates)] = 1
+        elif self.phase == Phase.DRAW:
             mask[A.TAKE_DISCARD] = 1
             if self.draw_pile or len(self.discard_pile) > 1:
                 mask[A.DRAW_PILE] = 1
         elif self.phase == Phase.DISCARD:
             bits = self.go_out_faces()
             if bits:
-                mask[A.GO_OUT_BASE :] = (bits >> _FACE_SHIFTS) & 1
+                mask[A.GO_OUT_BASE : A.NUM_ACTIONS] = (bits >> _FACE_SHIFTS) & 1
             if not (bits and self.config.go_out == "forced"):
                 mask[A.DISCARD_BASE : A.GO_OUT_BASE] = self.hands[self.current_player]
                 np.minimum(mask, 1, out=mask)
@@ -145,6 +165,8 @@ class QuiddlerGame:
             return [A.DRAW_PILE, A.TAKE_DISCARD] if can_draw else [A.TAKE_DISCARD]
         if self.phase == Phase.GAME_OVER:
             return []
+        if self.phase == Phase.LAY:
+            return [A.lay(k) for k in range(len(self.candidates))]
         hand = self.hands[self.current_player]
         bits = self.go_out_faces()
         go = [A.GO_OUT_BASE + f for f in range(NUM_FACES) if bits >> f & 1]
@@ -153,6 +175,8 @@ class QuiddlerGame:
         return [A.DISCARD_BASE + f for f in range(NUM_FACES) if hand[f]] + go
 
     def is_legal(self, action: int) -> bool:
+        if self.phase == Phase.LAY:
+            return A.LAY_BASE <= action < A.LAY_BASE + len(self.candidates)
         if self.phase == Phase.DRAW:
             return action == A.TAKE_DISCARD or (
                 action == A.DRAW_PILE and (len(self.draw_pile) > 0 or len(self.discard_pile) > 1)
@@ -191,6 +215,10 @@ class QuiddlerGame:
             )
         p = self.current_player
         self.last_action = (p, action)
+        if self.phase == Phase.LAY:
+            self._lay(p, self.candidates[action - A.LAY_BASE])
+            self.candidates = ()
+            return self._lay_next(p)  # the next to lay, or the next seat's turn, or the round's end
         if self.phase == Phase.DRAW:
             if action == A.DRAW_PILE:
                 if not self.draw_pile:
@@ -212,20 +240,49 @@ class QuiddlerGame:
             # Observers cannot tell which copy went; they only know one fewer surely remains.
             self.known_taken[p][face] -= 1
         self.turns_this_round += 1
+        self._go_out_bits = None
+        cap = self.config.turn_cap
         if action >= A.GO_OUT_BASE:
             self.went_out = p
             self.final_turns_left = self.num_players - 1
+            self._lay_queue = [p]
         elif self.went_out is not None:
             self.final_turns_left -= 1
-        self._go_out_bits = None
-        cap = self.config.turn_cap
-        if (self.went_out is not None and self.final_turns_left == 0) or (
-            self.went_out is None and cap is not None and self.turns_this_round >= cap * self.num_players
-        ):
+            self._lay_queue = [p]
+        elif cap is not None and self.turns_this_round >= cap * self.num_players:
+            first = (
+                self.dealer + 1
+            ) % self.num_players  # nobody went out: everyone lays, from the round's first player
+            self._lay_queue = [(first + k) % self.num_players for k in range(self.num_players)]
+        return self._lay_next(p)
+
+    def _lay_next(self, p: int) -> list[RoundResult] | None:
+        """Lay for the players queued to lay now (auto), or hand the first of them its lay decision (choose);
+        then the next turn, or the round's end."""
+        while self._lay_queue:
+            q = self._lay_queue[0]
+            goes_out = q == self.went_out
+            if self.config.layout == "choose":
+                self.current_player = q
+                self.candidates = laying.candidates(self.solver, self.hands[q], goes_out=goes_out)
+                self.phase = Phase.LAY
+                return None
+            front = self.solver.layout_front(self.hands[q], full_only=goes_out)
+            self._lay(q, laying.auto_layout(front, self.laid_layouts(), self.config, self.num_players))
+        if all(layout is not None for layout in self.laid):
             return self._end_round()
         self.current_player = (p + 1) % self.num_players
         self.phase = Phase.DRAW
         return None
+
+    def _lay(self, q: int, layout: Layout) -> None:
+        self.laid[q] = layout
+        self.lay_order.append(q)
+        self._lay_queue.pop(0)
+
+    def laid_layouts(self) -> list[Layout]:
+        """The layouts laid so far this round, in laying order."""
+        return [self.laid[q] for q in self.lay_order]
 
     def _reshuffle(self) -> None:
         top = self.discard_pile.pop()
@@ -238,8 +295,7 @@ class QuiddlerGame:
         self.reshuffles += 1
 
     def _end_round(self) -> list[RoundResult]:
-        layouts = [self.best_layout(p) for p in range(self.num_players)]
-        results = score_round(layouts, self.totals, self.config, went_out=self.went_out)
+        results = score_round(self.laid, self.totals, self.config, went_out=self.went_out, lay_order=self.lay_order)
         self.totals = [r.total for r in results]
         self.round_history.append(results)
         self.last_round_results = results

@@ -32,6 +32,8 @@ class RoundResult:
     round_score: int = 0
     total: int = 0
     went_out: bool = False
+    lay_position: int | None = None
+    """When the player laid its words this round: 0 first (the player who went out), 1 next, ..."""
 
     def to_dict(self) -> dict:
         """JSON-ready form (lists, not tuples)."""
@@ -46,6 +48,7 @@ class RoundResult:
             "round_score": self.round_score,
             "total": self.total,
             "went_out": self.went_out,
+            "lay_position": self.lay_position,
         }
 
 
@@ -69,8 +72,10 @@ def score_round(
     totals: Sequence[int],
     config: QuiddlerConfig,
     went_out: int | None = None,
+    lay_order: Sequence[int] | None = None,
 ) -> list[RoundResult]:
-    """Score one round from each player's layout; `totals` are the totals before it."""
+    """Score one round from the layout each player laid; `totals` are the totals before it, `lay_order` the seats
+    in the order they laid. The bonuses are decided here, among all the laid layouts."""
     n = len(layouts)
     awards: list[dict[str, int]] = [{} for _ in range(n)]
     if config.bonus_value:
@@ -99,6 +104,7 @@ def score_round(
                 round_score=score,
                 total=total,
                 went_out=went_out == p,
+                lay_position=None if lay_order is None else list(lay_order).index(p),
             )
         )
     return results

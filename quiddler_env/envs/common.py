@@ -354,6 +354,13 @@ def observation_bounds(config: QuiddlerConfig) -> tuple[np.ndarray, np.ndarray]:
     for name in ("hand", "discard_pile", "unseen"):
         high[s[name]] = counts
     high[s["opponent_taken"]] = np.tile(counts, n - 1)
+    high[s["laid_cards"]] = np.tile(counts, n)
+    # A layout's card points lie within +- the points of the largest hand (used minus unused).
+    points = max(config.hand_sizes) * max(POINTS) / TOTAL_SCALE
+    for name in ("laid_figures", "candidates"):
+        figures = s[name]
+        low[figures.start : figures.stop : 3] = -points
+        high[figures.start : figures.stop : 3] = points
     # A round adds at most every card's points plus both bonuses; floors decide whether it can lose points.
     bonus = 2 * abs(config.bonus_value)
     best = sum(size * max(POINTS) + bonus for size in config.hand_sizes)
@@ -368,25 +375,32 @@ def observation_box(config: QuiddlerConfig) -> spaces.Box:
     return spaces.Box(low=low, high=high, dtype=np.float32)
 
 
-def action_mask_box() -> spaces.Box:
-    return spaces.Box(low=0, high=1, shape=(A.NUM_ACTIONS,), dtype=np.int8)
+def action_mask_box(config: QuiddlerConfig | None = None) -> spaces.Box:
+    """The mask's space: one int8 per action of the table under `config`'s layout rule."""
+    size = A.num_actions(config.layout if config is not None else "auto")
+    return spaces.Box(low=0, high=1, shape=(size,), dtype=np.int8)
 
 
-def _draw_mask(draw: bool, take: bool) -> np.ndarray:
-    mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+def _draw_mask(draw: bool, take: bool, size: int) -> np.ndarray:
+    mask = np.zeros(size, dtype=np.int8)
     mask[A.DRAW_PILE], mask[A.TAKE_DISCARD] = draw, take
     mask.flags.writeable = False  # shared: callers hand out copies
     return mask
 
 
-_DRAW_MASKS = {(d, t): _draw_mask(d, t) for d in (False, True) for t in (False, True)}
+_DRAW_MASKS = {
+    (d, t, size): _draw_mask(d, t, size)
+    for d in (False, True)
+    for t in (False, True)
+    for size in {A.num_actions(layout) for layout in ("auto", "choose")}
+}
 
 
 def legal_action_mask(game: QuiddlerGame) -> np.ndarray:
     """`game.legal_action_mask()`, read-only; a draw phase is answered by the game's own `is_legal`
     for its two actions and served from a cache (every other turn, so it saves a good share of mask time)."""
     if game.phase == Phase.DRAW:
-        return _DRAW_MASKS[game.is_legal(A.DRAW_PILE), game.is_legal(A.TAKE_DISCARD)]
+        return _DRAW_MASKS[game.is_legal(A.DRAW_PILE), game.is_legal(A.TAKE_DISCARD), game.num_actions]
     mask = game.legal_action_mask()
     mask.flags.writeable = False
     return mask

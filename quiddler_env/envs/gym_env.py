@@ -112,10 +112,10 @@ class QuiddlerEnv(gym.Env):
         self.opponents = opts["opponents"] or [UniformRandomPolicy() for _ in range(n - 1)]
 
         self.game = QuiddlerGame(self.config)
-        self.action_space = spaces.Discrete(A.NUM_ACTIONS)
+        self.action_space = spaces.Discrete(self.game.num_actions)
         self.observation_space = common.observation_box(self.config)
         self.names = [f"player_{i}" for i in range(n)]
-        self._no_moves = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        self._no_moves = np.zeros(self.game.num_actions, dtype=np.int8)
         self._mask = self._no_moves
         self.seat = seat if seat != "random" else 0
         self._done = True
@@ -157,11 +157,11 @@ class QuiddlerEnv(gym.Env):
         move = common.action_id(action)
         if move is None:
             raise IllegalActionError(
-                f"action {action!r} for the learner (seat {self.seat}) is not an action id (an integer 0..63); "
+                f"action {action!r} for the learner (seat {self.seat}) is not an action id (an integer 0..{self.game.num_actions - 1}); "
                 f"legal actions: {np.flatnonzero(self._mask).tolist()}"
             )
         self._steps += 1
-        if not (0 <= move < A.NUM_ACTIONS and self._mask[move]):
+        if not (0 <= move < self.game.num_actions and self._mask[move]):
             self._done = True
             self._mask = self._no_moves
             info = {"illegal_action": True, "action_mask": self._no_moves.copy(), "seat": self.seat}
@@ -202,7 +202,7 @@ class QuiddlerEnv(gym.Env):
             obs = encode_observation(game, seat) if getattr(policy, "uses_observation", True) else None
             choice = policy.act(obs, mask.copy())
             move = common.action_id(choice)
-            if move is None or not (0 <= move < A.NUM_ACTIONS and mask[move]):
+            if move is None or not (0 <= move < game.num_actions and mask[move]):
                 raise IllegalActionError(
                     f"opponent policy {policy!r} in seat {seat} chose illegal action {choice!r}; "
                     f"legal: {np.flatnonzero(mask).tolist()}"

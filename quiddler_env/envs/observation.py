@@ -22,6 +22,14 @@ discard pile and must still hold; the draw pile only as its size.
 | `round` | 1 | round number (1-based) | / number of rounds |
 | `seat_from_dealer` | n | own seat relative to the dealer (0 = dealer), one-hot | 0/1 |
 | `turns_this_round` | 1 | turns played this round | / (turn cap x players), 0 without cap |
+| `laying` | 1 | 1 in the lay phase (`layout: choose`): the move is which candidate to lay | 0/1 |
+| `laid` | n | who has laid this round, own first, then relative seats | 0/1 |
+| `laid_cards` | 31*n | the cards each player laid in words (public from its laying moment), own first | raw count |
+| `laid_figures` | 3*n | each laid layout's card points (used - unused), longest word (letters), words | / 100, / 22, / 11 |
+| `candidates` | 3*K | in the lay phase: each candidate layout's card points, longest word, words (K = `laying.MAX_CANDIDATES`; zeros past the last) | / 100, / 22, / 11 |
+
+A player who has not laid shows nothing in the laid slices; the candidates are the
+observing player's own, and only in its lay phase.
 """
 
 from __future__ import annotations
@@ -30,11 +38,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.cards import COUNTS, DECK_SIZE, NUM_FACES
+from ..core.cards import COUNTS, DECK_SIZE, FACE_INDEX, NUM_FACES
 from ..core.config import MAX_HAND_SIZE
 from ..core.game import Phase, QuiddlerGame
+from ..core.laying import MAX_CANDIDATES
+from ..core.solver import Layout
 
 TOTAL_SCALE = 100.0
+LETTERS_SCALE = 2.0 * MAX_HAND_SIZE
+"""The most letters a word can have: every card of the largest hand a two-letter card."""
+WORDS_SCALE = float(MAX_HAND_SIZE)
 
 
 @dataclass(frozen=True)
@@ -48,10 +61,15 @@ class ObservationLayout:
     def view(self, vector: np.ndarray) -> dict[str, np.ndarray]:
         """Split an observation vector into its named slices (views, no copy).
 
-        `opponent_taken` comes back shaped (n-1, 31).
+        `opponent_taken` comes back shaped (n-1, 31), `laid_cards` (n, 31), `laid_figures` (n, 3),
+        `candidates` (K, 3).
         """
         out = {name: vector[s] for name, s in self.slices.items()}
-        out["opponent_taken"] = out["opponent_taken"].reshape(self.num_players - 1, NUM_FACES)
+        n = self.num_players
+        out["opponent_taken"] = out["opponent_taken"].reshape(n - 1, NUM_FACES)
+        out["laid_cards"] = out["laid_cards"].reshape(n, NUM_FACES)
+        out["laid_figures"] = out["laid_figures"].reshape(n, 3)
+        out["candidates"] = out["candidates"].reshape(MAX_CANDIDATES, 3)
         return out
 
 
@@ -78,6 +96,11 @@ def observation_layout(num_players: int) -> ObservationLayout:
             ("round", 1),
             ("seat_from_dealer", n),
             ("turns_this_round", 1),
+            ("laying", 1),
+            ("laid", n),
+            ("laid_cards", NUM_FACES * n),
+            ("laid_figures", 3 * n),
+            ("candidates", 3 * MAX_CANDIDATES),
         ]
         slices, start = {}, 0
         for name, size in sizes:
@@ -101,18 +124,31 @@ def encode_observation(game: QuiddlerGame, player: int) -> np.ndarray:
     if game.discard_pile:
         obs[s["discard_top"].start + game.discard_pile[-1]] = 1.0
     obs[s["hand_size"]] = game.hand_size / MAX_HAND_SIZE
-    if game.phase != Phase.GAME_OVER:
+    if game.phase in (Phase.DRAW, Phase.DISCARD):
         obs[s["phase"].start + int(game.phase)] = 1.0
+    elif game.phase == Phase.LAY and game.current_player == player:
+        obs[s["laying"]] = 1.0
+        start = s["candidates"].start
+        for k, layout in enumerate(game.candidates):
+            obs[start + 3 * k : start + 3 * k + 3] = layout_figures(layout)
     if game.went_out is not None:
         obs[s["final_turn"]] = 1.0
         obs[s["went_out"].start + (game.went_out - player) % n] = 1.0
     obs[s["discard_pile"]] = game.discard_counts
     taken = s["opponent_taken"].start
     known = np.zeros(NUM_FACES, dtype=np.float32)
+    laid_cards, laid_figures, laid = s["laid_cards"].start, s["laid_figures"].start, s["laid"].start
+    for k in range(n):
+        layout = game.laid[(player + k) % n]
+        if layout is not None:
+            obs[laid + k] = 1.0
+            obs[laid_cards + k * NUM_FACES : laid_cards + (k + 1) * NUM_FACES] = layout_counts(layout)
+            obs[laid_figures + 3 * k : laid_figures + 3 * k + 3] = layout_figures(layout)
     for k in range(1, n):
-        row = game.known_taken[(player + k) % n]
+        row = np.asarray(game.known_taken[(player + k) % n], dtype=np.float32)
         obs[taken + (k - 1) * NUM_FACES : taken + k * NUM_FACES] = row
-        known += row
+        # Cards an opponent surely holds: those it took from the discard pile, and those it laid (they may overlap).
+        known += np.maximum(row, obs[laid_cards + k * NUM_FACES : laid_cards + (k + 1) * NUM_FACES])
     unseen = _DECK_COUNTS - obs[s["hand"]] - obs[s["discard_pile"]] - known
     obs[s["unseen"]] = np.maximum(unseen, 0.0)
     obs[s["draw_pile_size"]] = len(game.draw_pile) / DECK_SIZE
@@ -124,3 +160,17 @@ def encode_observation(game: QuiddlerGame, player: int) -> np.ndarray:
     cap = game.config.turn_cap
     obs[s["turns_this_round"]] = game.turns_this_round / (cap * n) if cap else 0.0
     return obs
+
+
+def layout_counts(layout: Layout) -> np.ndarray:
+    """The cards a layout lays in words, as 31 face counts."""
+    counts = np.zeros(NUM_FACES, dtype=np.float32)
+    for word in layout.words:
+        for face in word:
+            counts[FACE_INDEX[face]] += 1
+    return counts
+
+
+def layout_figures(layout: Layout) -> tuple[float, float, float]:
+    """A layout's three figures as the observation scales them: card points, longest word, words."""
+    return (layout.score / TOTAL_SCALE, layout.longest / LETTERS_SCALE, layout.n_words / WORDS_SCALE)

@@ -10,8 +10,8 @@
 | Agents             | `agents= ['player_0', ..., 'player_{n-1}']`      |
 | Agents             | 2 to 8 (`num_players`, default 2)                |
 | Action Shape       | (1,)                                             |
-| Action Values      | Discrete(64)                                     |
-| Observation Shape  | (100 + 34 n,) for n players: (168,) for 2         |
+| Action Values      | Discrete(64); Discrete(64 + K) with `layout="choose"` |
+| Observation Shape  | (101 + 69 n + 3 K,) for n players, K = 16: (287,) for 2 |
 | Observation Values | counts 0..12, totals / 100, the rest in [0, 1]   |
 
 Quiddler is a rummy-like word card game for 2 to 8 players. Each of 8 rounds deals
@@ -22,8 +22,9 @@ round is scored: points of the cards laid in words minus points of the cards lef
 in hand, plus 10 for the longest word (and/or the most words). The highest total
 after the last round wins. The rules, with every option, are in `QuiddlerConfig`.
 
-Which words a hand lays is decided by the exact solver (the best layout), so an
-agent decides what matters: where to draw from, what to keep, when to go out.
+Which words a hand lays is decided by the exact solver and the table's laying rule
+(see Laying), so an agent decides what matters: where to draw from, what to keep,
+when to go out; with `layout="choose"` also which of its best layouts to lay.
 
 ### Arguments
 
@@ -85,6 +86,11 @@ from the discard pile and must still hold; the draw pile only as its size.
 | `round` | 1 | round number (1-based) | / number of rounds |
 | `seat_from_dealer` | n | own seat relative to the dealer (0 = dealer), one-hot | 0/1 |
 | `turns_this_round` | 1 | turns played this round | / (turn cap x players), 0 without cap |
+| `laying` | 1 | 1 in the lay phase (`layout: choose`): the move is which candidate to lay | 0/1 |
+| `laid` | n | who has laid this round, own first, then relative seats | 0/1 |
+| `laid_cards` | 31*n | the cards each player laid in words (public from its laying moment), own first | raw count |
+| `laid_figures` | 3*n | each laid layout's card points (used - unused), longest word (letters), words | / 100, / 22, / 11 |
+| `candidates` | 3*K | in the lay phase: each candidate layout's card points, longest word, words (K = `laying.MAX_CANDIDATES`; zeros past the last) | / 100, / 22, / 11 |
 
 `observation_layout(n).view(vec)` splits a vector into these named slices. The
 space's bounds: counts up to the number of copies of the face, totals within what
@@ -99,8 +105,28 @@ the configured rounds can score, everything else in [0, 1].
 | 2 + f | discard one card of face f (f = 0..30 in `FACES` order: A..Z, ER, CL, IN, TH, QU) | discard phase, face f in hand |
 | 33 + f | discard one card of face f and go out | discard phase, the rest of the hand can all be laid in words, not in a final turn |
 
+| 64 + k | lay candidate layout k (k = 0..K-1, K = `laying.MAX_CANDIDATES` = 16) | `layout="choose"` only: the lay phase, k < the number of candidates |
+
 A turn is two agent steps by the same agent: draw, then discard. With
 `go_out="forced"` only the go-out actions are legal when one exists.
+
+### Laying
+
+The player who goes out lays its words as it goes out; each other player lays
+right after its final turn, in turn order; after a turn cap with nobody out, everyone
+lays at the round's end in turn order from the round's first player. From that
+moment every observation shows the laid words (`laid`, `laid_cards`,
+`laid_figures`). With `layout="auto"` (the default) the engine lays for the player:
+among the layouts of its hand, the one with the most card points (used minus unused)
+plus the bonuses it would win against the layouts already laid; ties go to the longer
+longest word, then to more words, then to the first in the solver's fixed order
+(`quiddler_env.core.laying`). The player who went out lays every card. With
+`layout="choose"` the laying is the player's own decision: right after the discard
+(the go-out, or its final turn) the same agent steps once more, in the lay phase, and
+chooses among its candidates: its Pareto-best layouts over (card points, longest
+word, words), at most K = 16, their figures in the observation's `candidates` slice;
+the actions `64 + k` are masked to them. The bonuses are decided at the round's end
+among all the laid layouts.
 
 `raw_env.step` raises `IllegalActionError` (a `ValueError`, the one illegal-action
 error of the engine and every env: `quiddler_env.envs.common.IllegalActionError`)
@@ -139,7 +165,8 @@ With the default scale, an agent's return in `round_score` mode is its final tot
 At a round end every agent's info is `{"round": k, "round_result": [...]}` with
 one entry per player (seat order): `player`, `words` (each a list of card faces
 such as `["QU", "I", "Z"]`), `spelled` (`"quiz"`), `unused`, `card_points`,
-`unused_points`, `bonuses` (name -> points), `round_score`, `total`, `went_out`.
+`unused_points`, `bonuses` (name -> points), `round_score`, `total`, `went_out`,
+`lay_position` (0 for the first to lay, the player who went out).
 `round_score = card_points - unused_points + sum(bonuses)`, floored at 0 by the
 default `score_floor`. The info stays until that agent acts. At the game end it
 also holds `"winners"` (agent names). Otherwise infos are empty.
@@ -153,7 +180,8 @@ arbitrary ones).
 
 ### Version History
 
-* v0: Initial release (0.1.0)
+* v0: Initial release (0.1.0). In 0.2.0: words laid by the table's rule (bonus-aware, in laying order, public
+  once laid), the `layout` rule option with its lay moves, and the laid-words slices of the observation.
 """
 
 from __future__ import annotations
@@ -246,7 +274,8 @@ class AssertOutOfBoundsWrapper(wrappers.AssertOutOfBoundsWrapper):
     def step(self, action: Any) -> None:
         if isinstance(action, common.BOOL_TYPES):
             raise IllegalActionError(
-                f"illegal action {action!r} for {self._raw_env.agent_selection}: a bool is not an action id (0..63)"
+                f"illegal action {action!r} for {self._raw_env.agent_selection}: a bool is not an action id "
+                f"(0..{self._raw_env.game.num_actions - 1})"
             )
         super().step(action)
 
@@ -292,14 +321,14 @@ class raw_env(AECEnv, EzPickle):
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {agent: i for i, agent in enumerate(self.possible_agents)}
         # Built once: PettingZoo's API test wants the same space object on every call.
-        self.action_spaces = {agent: spaces.Discrete(A.NUM_ACTIONS) for agent in self.possible_agents}
+        self.action_spaces = {agent: spaces.Discrete(self.game.num_actions) for agent in self.possible_agents}
         self.observation_spaces = {
             agent: spaces.Dict(
-                {"observation": common.observation_box(self.config), "action_mask": common.action_mask_box()}
+                {"observation": common.observation_box(self.config), "action_mask": common.action_mask_box(self.config)}
             )
             for agent in self.possible_agents
         }
-        self._no_moves = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        self._no_moves = np.zeros(self.game.num_actions, dtype=np.int8)
         self._mask: np.ndarray | None = None
         self._np_random: np.random.Generator | None = None
         self._last_move: tuple[str, int, int] | None = None  # (agent, action, face taken or -1)
@@ -420,11 +449,10 @@ class raw_env(AECEnv, EzPickle):
                 name = ""
             elif move is None:
                 name = " (a bool is not an action id)" if isinstance(action, common.BOOL_TYPES) else " (not an integer)"
+            elif 0 <= move < self.game.num_actions:
+                name = f" ({A.action_name(move)})"
             else:
-                try:
-                    name = f" ({A.action_name(move)})"
-                except ValueError:
-                    name = " (out of range 0..63)"
+                name = f" (out of range 0..{self.game.num_actions - 1})"
             raise IllegalActionError(f"illegal action {action!r}{name} for {agent}; legal actions: {legal}")
         return move
 

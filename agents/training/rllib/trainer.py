@@ -51,7 +51,7 @@ import torch
 from ray.rllib.callbacks.callbacks import RLlibCallback
 
 from agents.policies.rllib import actor_network, write_rllib_export
-from quiddler_env.core.actions import NUM_ACTIONS
+from quiddler_env.core.actions import num_actions
 from quiddler_env.envs.observation import observation_layout
 
 from ..checks import RunConfigError
@@ -218,10 +218,11 @@ def check_export_matches_module(
     size = observation_layout(cfg.num_players).size
     rng = np.random.default_rng(0)
     obs = torch.as_tensor(rng.uniform(0, 2, size=(4, size)), dtype=torch.float32)
-    mask = torch.ones((4, NUM_ACTIONS), dtype=torch.float32)
+    actions = num_actions(cfg.game_config().layout)
+    mask = torch.ones((4, actions), dtype=torch.float32)
     with torch.no_grad():
         want = module.forward_inference({Columns.OBS: {"observation": obs, "action_mask": mask}})
-        net = actor_network(size, plan.fcnet_hiddens, plan.fcnet_activation)
+        net = actor_network(size, plan.fcnet_hiddens, plan.fcnet_activation, actions)
         net.load_state_dict(state)
         got = net(obs)
     if not torch.allclose(want[Columns.ACTION_DIST_INPUTS], got, atol=1e-5):
@@ -319,6 +320,7 @@ class RLlibTrainer:
             observation_size=observation_layout(self.cfg.num_players).size,
             hidden_layers=self.plan.fcnet_hiddens,
             activation=self.plan.fcnet_activation,
+            action_size=num_actions(self.cfg.game_config().layout),
             description={
                 **description,
                 "algorithm": "PPO",
