@@ -171,3 +171,22 @@ def test_show_results_prints_the_round():
     text = out.getvalue()
     assert "you (went out): " in text and "; unused none; bonus +10 longest word; round score 21, total 21" in text
     assert "player 1: no words; unused" in text
+
+
+def test_lays_its_words_by_name_under_layout_choose():
+    """With `layout: choose` the seat lists its candidate layouts with their words and reads `lay N`."""
+    config = QuiddlerConfig(hand_sizes=(5,), layout="choose")
+    game = QuiddlerGame(config)
+    game.reset(decks=[stacked_deck([list("THERE"), list("BEADQ")], "Z", ["X", "V"])])
+    game.step(A.DRAW_PILE)
+    game.step(A.go_out(F["X"]))
+    agent, out = human("lay 9\nlay 1\n", config=config)
+    assert ask(agent, game) == A.lay(0)
+    text = out.getvalue()
+    assert "Lay your words: choose a layout." in text
+    assert "lay 1: " in text and "longest 5, 1 word(s)" in text  # ETHER (or THERE, THREE): one 5-letter word
+    assert f"say 'lay 1' to 'lay {len(game.candidates)}'" in text  # lay 9 is no candidate
+    game.step(A.lay(0))
+    agent, out = human("draw\n", config=config)
+    ask(agent, game)
+    assert "Player +1 laid E(2) E(2) H(7) R(5) T(3): 19 points, longest word 5 letters, 1 word(s)" in out.getvalue()

@@ -70,6 +70,30 @@ def test_self_play_adapter_gives_every_seat_its_round_rewards():
     assert others_rewarded  # round rewards reach agents who did not make the last move
 
 
+def test_layout_choose_gives_every_seat_its_lay_moves():
+    """`layout: choose` reaches RLlib: 64 + K actions, and the learners' lay moves are masked steps like any other."""
+    from quiddler_env.core import actions as A
+    from quiddler_env.core.laying import MAX_CANDIDATES
+
+    for config in (
+        {"env": {"num_players": 3, "layout": "choose"}},
+        {"env": {"num_players": 2, "layout": "choose"}, "self_play": False, "opponents": [["greedy", 1.0]]},
+    ):
+        env = QuiddlerMultiAgentEnv(config)
+        assert all(space.n == A.NUM_ACTIONS + MAX_CANDIDATES for space in env.action_spaces.values())
+        lays = 0
+        obs, _ = env.reset(seed=2)
+        rng = np.random.default_rng(2)
+        while True:
+            (agent,) = obs
+            action = int(rng.choice(np.flatnonzero(obs[agent]["action_mask"])))
+            lays += action >= A.LAY_BASE
+            obs, _, terminateds, truncateds, _ = env.step({agent: action})
+            if terminateds["__all__"] or truncateds["__all__"]:
+                break
+        assert lays >= len(env.raw.game.config.hand_sizes)  # a learner lays at least once a round
+
+
 def test_bot_seats_play_inside_the_env_and_replay_by_seed():
     config = {
         "env": {"num_players": 3, "reward_mode": "round_score"},
