@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -55,11 +56,11 @@ class Layout:
     unused_points: int
     """Points of the cards left unused."""
 
-    @property
+    @cached_property  # read many times by the laying rule; a frozen dataclass's __dict__ still takes it
     def n_words(self) -> int:
         return len(self.words)
 
-    @property
+    @cached_property
     def longest(self) -> int:
         """Letters in the longest word (0 without words)."""
         return max((len(s) for s in self.spelled), default=0)

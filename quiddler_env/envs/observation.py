@@ -138,17 +138,21 @@ def encode_observation(game: QuiddlerGame, player: int) -> np.ndarray:
     taken = s["opponent_taken"].start
     known = np.zeros(NUM_FACES, dtype=np.float32)
     laid_cards, laid_figures, laid = s["laid_cards"].start, s["laid_figures"].start, s["laid"].start
-    for k in range(n):
-        layout = game.laid[(player + k) % n]
+    for seat in game.lay_order:  # only those who laid (most steps: nobody yet)
+        k = (seat - player) % n
+        layout = game.laid[seat]
         if layout is not None:
             obs[laid + k] = 1.0
             obs[laid_cards + k * NUM_FACES : laid_cards + (k + 1) * NUM_FACES] = layout_counts(layout)
             obs[laid_figures + 3 * k : laid_figures + 3 * k + 3] = layout_figures(layout)
     for k in range(1, n):
-        row = np.asarray(game.known_taken[(player + k) % n], dtype=np.float32)
+        seat = (player + k) % n
+        row = game.known_taken[seat]
         obs[taken + (k - 1) * NUM_FACES : taken + k * NUM_FACES] = row
-        # Cards an opponent surely holds: those it took from the discard pile, and those it laid (they may overlap).
-        known += np.maximum(row, obs[laid_cards + k * NUM_FACES : laid_cards + (k + 1) * NUM_FACES])
+        if game.laid[seat] is None:
+            known += row
+        else:  # cards it surely holds: those it took from the discard pile and those it laid (they may overlap)
+            known += np.maximum(row, obs[laid_cards + k * NUM_FACES : laid_cards + (k + 1) * NUM_FACES])
     unseen = _DECK_COUNTS - obs[s["hand"]] - obs[s["discard_pile"]] - known
     obs[s["unseen"]] = np.maximum(unseen, 0.0)
     obs[s["draw_pile_size"]] = len(game.draw_pile) / DECK_SIZE
