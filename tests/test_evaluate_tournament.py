@@ -222,3 +222,21 @@ def test_policy_table_size_reads_the_bundles(tmp_path):
     assert policy_table_size([three, "random"]) == 3
     assert policy_table_size([two, three]) is None  # they disagree: the player count decides
     assert policy_table_size([f"policy:{tmp_path}/missing/model.zip", "greedy"]) is None
+
+
+def test_seat_figures_count_one_players_games():
+    from agents.evaluation.tournament import PlayedGame, seat_figures
+
+    def game(seats, totals):
+        return PlayedGame(0, 0, 0, 0, tuple(seats), 0, list(totals), [], [])
+
+    played = [
+        game((0, 1), (30, 20)),  # player 0 at seat 0: sole top
+        game((1, 0), (30, 30)),  # a tie on the top total
+        game((1, 0), (40, 10)),  # player 0 at seat 1: a loss by 30
+        game((1, 2), (5, 5)),  # player 0 not at this table
+    ]
+    f = seat_figures(played, 0)
+    assert (f["games"], f["wins"], f["ties"]) == (3, 1, 1)
+    assert f["mean_total"] == (30 + 30 + 10) / 3 and f["mean_others"] == (20 + 30 + 40) / 3
+    assert f["mean_margin"] == (10 + 0 - 30) / 3

@@ -335,6 +335,38 @@ def play_scheduled_game(tournament: Tournament, players: Sequence, game: Quiddle
 # -- running -------------------------------------------------------------------------------------
 
 
+def play_all(tournament: Tournament, players: Sequence) -> list[PlayedGame]:
+    """Every game of the schedule in this process, with these agent objects (one per pool player)."""
+    game = QuiddlerGame(tournament.rules)
+    return [play_scheduled_game(tournament, players, game, g) for g in range(tournament.total_games)]
+
+
+def seat_figures(played: Sequence[PlayedGame], player: int) -> dict[str, float]:
+    """Pool player `player` over the games it played: games, wins (sole top total), ties (shared top), and
+    the means of its final total, of the other seats' totals, and of its margin over the best other total."""
+    wins = ties = 0
+    totals, others, margins = [], [], []
+    for g in played:
+        if player not in g.seats:
+            continue
+        seat = g.seats.index(player)
+        if seat in g.winners:
+            wins += len(g.winners) == 1
+            ties += len(g.winners) > 1
+        rest = [t for s, t in enumerate(g.totals) if s != seat]
+        totals.append(g.totals[seat])
+        others.append(float(np.mean(rest)))
+        margins.append(g.totals[seat] - max(rest))
+    return {
+        "games": len(totals),
+        "wins": wins,
+        "ties": ties,
+        "mean_total": float(np.mean(totals)),
+        "mean_others": float(np.mean(others)),
+        "mean_margin": float(np.mean(margins)),
+    }
+
+
 class _Table:
     """A process's players and game engine for one tournament (built once, reused for every game)."""
 

@@ -52,10 +52,9 @@ def best_score(rows: list[EvalRow]) -> tuple[float, float]:
 
 def evaluate_bundle(bundle: Path, cfg: RunConfig, step: int) -> list[EvalRow]:
     """Play the bundle at `bundle` against each `eval.opponents` bot for `eval.games` games (whole deals)."""
-    from agents.evaluation.tournament import Tournament, play_scheduled_game
+    from agents.evaluation.tournament import Tournament, play_all, seat_figures
     from agents.policies import load_policy
     from agents.registry import make
-    from quiddler_env.core.game import QuiddlerGame
 
     rules = cfg.game_config()
     n = rules.num_players
@@ -63,36 +62,21 @@ def evaluate_bundle(bundle: Path, cfg: RunConfig, step: int) -> list[EvalRow]:
     rows = []
     for spec in cfg.eval.opponents:
         t0 = time.perf_counter()
-        tournament = Tournament(
-            specs=("policy", *[spec] * (n - 1)), games=cfg.eval.games, seed=cfg.eval.seed, table_size=n, rules=rules
-        )
-        players = [learner, *[make(spec, config=rules, num_players=n) for _ in range(n - 1)]]
-        game = QuiddlerGame(tournament.rules)
-        wins = ties = 0
-        scores, others, margins = [], [], []
-        for index in range(tournament.total_games):
-            played = play_scheduled_game(tournament, players, game, index)
-            seat = played.seats.index(0)
-            winners = played.winners
-            if seat in winners:
-                wins += len(winners) == 1
-                ties += len(winners) > 1
-            rest = [t for s, t in enumerate(played.totals) if s != seat]
-            scores.append(played.totals[seat])
-            others.append(float(np.mean(rest)))
-            margins.append(played.totals[seat] - max(rest))
-        games = tournament.total_games
+        tournament = Tournament(("policy", *[spec] * (n - 1)), games=cfg.eval.games, seed=cfg.eval.seed, rules=rules)
+        bots = [make(spec, config=rules, num_players=n) for _ in range(n - 1)]
+        f = seat_figures(play_all(tournament, [learner, *bots]), 0)  # the policy is pool player 0
+        games = f["games"]
         rows.append(
             EvalRow(
                 step=int(step),
                 opponent=spec,
                 games=games,
-                win_rate=wins / games,
-                tie_rate=ties / games,
-                loss_rate=1 - (wins + ties) / games,
-                mean_score=float(np.mean(scores)),
-                mean_opponent_score=float(np.mean(others)),
-                mean_margin=float(np.mean(margins)),
+                win_rate=f["wins"] / games,
+                tie_rate=f["ties"] / games,
+                loss_rate=1 - (f["wins"] + f["ties"]) / games,
+                mean_score=f["mean_total"],
+                mean_opponent_score=f["mean_others"],
+                mean_margin=f["mean_margin"],
                 seconds=time.perf_counter() - t0,
             )
         )
