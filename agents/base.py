@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -21,21 +21,12 @@ from quiddler_env.core.actions import LAY_BASE, NUM_ACTIONS, num_actions
 from quiddler_env.core.cards import DECK_SIZE, NUM_FACES
 from quiddler_env.core.config import MAX_HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, QuiddlerConfig
 from quiddler_env.core.dictionary import load_dictionary
-from quiddler_env.core.solver import HandSolver, get_solver
+from quiddler_env.core.solver import Figures, HandSolver, get_solver
 from quiddler_env.envs.observation import LETTERS_SCALE, TOTAL_SCALE, WORDS_SCALE, observation_layout
 
 DRAW, DISCARD, LAY, OVER = "draw", "discard", "lay", "over"
 MASK_SIZES = (NUM_ACTIONS, num_actions("choose"))
 """The action masks an agent may get: without and with the lay moves of `layout: choose`."""
-
-
-class Figures(NamedTuple):
-    """A layout's three public figures (what the observation shows of a laid or candidate layout)."""
-
-    score: int
-    """Card points: used minus unused."""
-    longest: int
-    n_words: int
 
 
 @runtime_checkable
@@ -228,10 +219,9 @@ class BaseAgent(ABC):
         """The lay move of the automatic rule (`laying.lay_key` against what is laid), from the seat's view."""
         laid = [f for f in seat.laid if f is not None]
         options = [a - LAY_BASE for a in legal if a >= LAY_BASE]
-        cfg, n = self.config, self.num_players
-        # The first best in the candidates' fixed order, as the engine's own automatic rule takes it.
-        best = max(options, key=lambda k: (laying.lay_key(seat.candidates[k], laid, cfg, n), -k))
-        return LAY_BASE + best
+        # The engine's own rule, over the candidates the mask offers (all of them, in their fixed order).
+        k = laying.auto_index([seat.candidates[i] for i in options], laid, self.config, self.num_players)
+        return LAY_BASE + options[k]
 
     @abstractmethod
     def act(self, observation, action_mask=None) -> int:

@@ -14,7 +14,7 @@ from pettingzoo.test import api_test, seed_test
 import agents
 from quiddler_env.core import QuiddlerConfig, QuiddlerGame
 from quiddler_env.core import actions as A
-from quiddler_env.core.cards import FACE_INDEX, FACES, POINTS
+from quiddler_env.core.cards import COUNTS, FACE_INDEX, FACES, POINTS
 from quiddler_env.core.game import Phase
 from quiddler_env.core.laying import MAX_CANDIDATES
 from quiddler_env.envs import quiddler_v0
@@ -218,3 +218,22 @@ def test_a_policy_trained_with_choose_loads_and_plays_in_evaluate(tmp_path):
     assert games and all(any(a >= A.LAY_BASE for _, a in g["actions"]) for g in games)
     # Under the automatic rule the table has no lay moves: the policy's 80 actions do not fit, said in one line.
     assert evaluate.main([*args, "--quiet", "--out", str(tmp_path / "auto")]) == 2
+
+
+def test_front_figures_are_the_front_layouts_figures():
+    """The cheap figures the automatic rule weighs are those of the layouts it then builds."""
+    from quiddler_env.core.solver import get_solver
+
+    solver = get_solver()
+    rng = np.random.default_rng(8)
+    deck = [f for f, c in enumerate(COUNTS) for _ in range(c)]
+    for _ in range(150):
+        hand = [0] * len(FACES)
+        for f in rng.choice(deck, size=int(rng.integers(1, 12)), replace=False):
+            hand[f] += 1
+        for full_only in (False, True):
+            figures = solver.front_figures(hand, full_only=full_only)
+            front = solver.layout_front(hand, full_only=full_only)
+            assert figures == tuple((lay.score, lay.longest, lay.n_words) for lay in front)
+            for i, lay in enumerate(front):
+                assert solver.front_layout(hand, i, full_only=full_only) == lay

@@ -267,8 +267,10 @@ class QuiddlerGame:
                 self.candidates = laying.candidates(self.solver, self.hands[q], goes_out=goes_out)
                 self.phase = Phase.LAY
                 return None
-            front = self.solver.layout_front(self.hands[q], full_only=goes_out)
-            self._lay(q, laying.auto_layout(front, self.laid_layouts(), self.config, self.num_players))
+            # The rule weighs figures only: build just the layout it picks.
+            figures = self.solver.front_figures(self.hands[q], full_only=goes_out)
+            k = laying.auto_index(figures, self.laid_layouts(), self.config, self.num_players)
+            self._lay(q, self.solver.front_layout(self.hands[q], k, full_only=goes_out))
         if all(layout is not None for layout in self.laid):
             return self._end_round()
         self.current_player = (p + 1) % self.num_players

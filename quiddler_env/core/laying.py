@@ -44,7 +44,7 @@ from collections.abc import Sequence
 
 from .config import QuiddlerConfig
 from .scoring import bonuses_in_play
-from .solver import HandSolver, Layout
+from .solver import Figures, HandSolver, Layout
 
 MAX_CANDIDATES = 16
 """K: the most candidate layouts a player chooses among (the largest front measured is 9)."""
@@ -72,16 +72,27 @@ def lay_key(layout: Layout, laid: Sequence[Layout], config: QuiddlerConfig, num_
     return (layout.score + bonus, layout.longest, layout.n_words)
 
 
-def auto_layout(front: Sequence[Layout], laid: Sequence[Layout], config: QuiddlerConfig, num_players: int) -> Layout:
-    """The first layout of `front` with the highest `lay_key` (the automatic rule)."""
+def auto_index(
+    front: Sequence[Layout | Figures], laid: Sequence[Layout | Figures], config: QuiddlerConfig, num_players: int
+) -> int:
+    """The index of the first layout of `front` with the highest `lay_key` (the automatic rule).
+
+    Anything with `score`, `longest` and `n_words` will do (`Layout`, or the cheaper `Figures` of
+    `HandSolver.front_figures`, or what an observation shows of laid and candidate layouts).
+    """
     if not front:
         raise ValueError("no layout to lay: the front is empty")
-    best, best_key = front[0], lay_key(front[0], laid, config, num_players)
-    for layout in front[1:]:
-        key = lay_key(layout, laid, config, num_players)
+    best, best_key = 0, lay_key(front[0], laid, config, num_players)
+    for i in range(1, len(front)):
+        key = lay_key(front[i], laid, config, num_players)
         if key > best_key:
-            best, best_key = layout, key
+            best, best_key = i, key
     return best
+
+
+def auto_layout(front: Sequence[Layout], laid: Sequence[Layout], config: QuiddlerConfig, num_players: int) -> Layout:
+    """The first layout of `front` with the highest `lay_key` (the automatic rule)."""
+    return front[auto_index(front, laid, config, num_players)]
 
 
 def candidates(solver: HandSolver, counts: Sequence[int], *, goes_out: bool) -> tuple[Layout, ...]:

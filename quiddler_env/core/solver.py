@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 
@@ -71,6 +72,15 @@ class Layout:
         return not self.unused
 
 
+class Figures(NamedTuple):
+    """A layout's three figures, what the laying rule weighs (and what the observation shows of a layout)."""
+
+    score: int
+    """Card points: used minus unused."""
+    longest: int
+    n_words: int
+
+
 class HandSolver:
     """Best layouts and go-out checks for one dictionary and minimum word size."""
 
@@ -88,6 +98,7 @@ class HandSolver:
         self._go_out_memo: dict[bytes, int] = {}
         self._discard_memo: dict[bytes, tuple[DiscardOption, ...]] = {}
         self._front_memo: dict[tuple[bytes, bool], tuple[Layout, ...]] = {}
+        self._front_raw_memo: dict[tuple[bytes, bool], tuple[tuple[Figures, ...], list, int]] = {}
 
     def _go_out_bits(self, counts: Sequence[int]) -> int:
         """Bit f: `hand - f` can be laid out; bit 31: the whole hand can."""
@@ -154,13 +165,37 @@ class HandSolver:
         if front is None:
             if len(self._front_memo) >= _MEMO_LIMIT:
                 self._front_memo.clear()
+            n = len(self.front_figures(counts, full_only=full_only))
+            front = self._front_memo[key] = tuple(self.front_layout(counts, i, full_only=full_only) for i in range(n))
+        return front
+
+    def front_figures(self, counts: Sequence[int], *, full_only: bool = False) -> tuple[Figures, ...]:
+        """The figures of `layout_front`'s layouts, in its order, without building any layout (cheaper)."""
+        return self._front_raw(counts, full_only)[0]
+
+    def front_layout(self, counts: Sequence[int], index: int, *, full_only: bool = False) -> Layout:
+        """Layout `index` of `layout_front` (built from the kernel's answer; the front's memo holds built ones)."""
+        built = self._front_memo.get((bytes(counts), bool(full_only)))
+        if built is not None:
+            return built[index]
+        _, parts, total = self._front_raw(counts, full_only)
+        used, terms, unused = parts[index]
+        return self._layout(used, terms, unused, total)
+
+    def _front_raw(self, counts: Sequence[int], full_only: bool) -> tuple[tuple[Figures, ...], list, int]:
+        key = (bytes(counts), bool(full_only))
+        raw = self._front_raw_memo.get(key)
+        if raw is None:
+            if len(self._front_raw_memo) >= _MEMO_LIMIT:
+                self._front_raw_memo.clear()
             n_cards = sum(counts)
             if n_cards > MAX_WORD_CARDS + 1 or sum(1 for c in counts if c) > MAX_FIELDS:
                 raise ValueError(f"hands of more than {MAX_WORD_CARDS + 1} cards are not supported")
+            total = sum(POINTS[f] * c for f, c in enumerate(counts))
             if full_only and n_cards == 0:
-                front = ()
+                raw = ((), [], total)
             else:
-                used, _longest, _words, term_off, terms, unused_off, unused = layout_front_hand(
+                used, longest, words, term_off, terms, unused_off, unused = layout_front_hand(
                     np.asarray(counts, dtype=np.int64),
                     _KEY_ORDER,
                     self.min_cards,
@@ -170,21 +205,21 @@ class HandSolver:
                     self._term_letters,
                     self._term_cards,
                 )
-                total = sum(POINTS[f] * c for f, c in enumerate(counts))
                 terms, unused, term_off, unused_off = (
                     terms.tolist(),
                     unused.tolist(),
                     term_off.tolist(),
                     unused_off.tolist(),
                 )
-                front = tuple(
-                    self._layout(
-                        int(u), terms[term_off[i] : term_off[i + 1]], unused[unused_off[i] : unused_off[i + 1]], total
-                    )
-                    for i, u in enumerate(used.tolist())
-                )
-            self._front_memo[key] = front
-        return front
+                used, longest, words = used.tolist(), longest.tolist(), words.tolist()
+                figures = tuple(Figures(2 * u - total, longest[i], words[i]) for i, u in enumerate(used))
+                parts = [
+                    (u, terms[term_off[i] : term_off[i + 1]], unused[unused_off[i] : unused_off[i + 1]])
+                    for i, u in enumerate(used)
+                ]
+                raw = (figures, parts, total)
+            self._front_raw_memo[key] = raw
+        return raw
 
     def _spelling(self, term: int) -> tuple[str, tuple[str, ...]]:
         """The word and faces shown for a word multiset: its first spelling in sorted order."""
