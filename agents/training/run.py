@@ -110,7 +110,8 @@ def checkpoint_name(step: int) -> str:
     return f"step_{step:09d}"
 
 
-def _next_multiple(step: int, every: int) -> int:
+def next_multiple(step: int, every: int) -> int:
+    """The first multiple of `every` after `step` (when a periodic event is next due)."""
     return (step // every + 1) * every
 
 
@@ -286,10 +287,10 @@ class RunSession:
         """Evaluate and checkpoint when their step has come (or at the end, if not done at this step)."""
         if step >= self.next_eval or (final and self.last_eval_step != step):
             self.evaluate(trainer, step)
-            self.next_eval = _next_multiple(step, self.cfg.eval.every)
+            self.next_eval = next_multiple(step, self.cfg.eval.every)
         if step >= self.next_checkpoint or self.last_checkpoint is None or (final and self.last_checkpoint != step):
             if step >= self.next_checkpoint:
-                self.next_checkpoint = _next_multiple(step, self.cfg.train.checkpoint_every)
+                self.next_checkpoint = next_multiple(step, self.cfg.train.checkpoint_every)
             self.checkpoint(trainer, step)
 
     def description(self, step: int, **extra: Any) -> dict[str, Any]:

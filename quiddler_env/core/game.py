@@ -109,7 +109,6 @@ class QuiddlerGame:
         self.current_player = (self.dealer + 1) % n
         self.phase = Phase.DRAW
         self.went_out: int | None = None
-        self.final_turns_left = 0
         self.turns_this_round = 0
         self.reshuffles = 0
         self.last_action: tuple[int, int] | None = None
@@ -244,10 +243,8 @@ class QuiddlerGame:
         cap = self.config.turn_cap
         if action >= A.GO_OUT_BASE:
             self.went_out = p
-            self.final_turns_left = self.num_players - 1
             self._lay_queue = [p]
         elif self.went_out is not None:
-            self.final_turns_left -= 1
             self._lay_queue = [p]
         elif cap is not None and self.turns_this_round >= cap * self.num_players:
             first = (

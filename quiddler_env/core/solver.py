@@ -72,6 +72,14 @@ class Layout:
         return not self.unused
 
 
+def _check_hand(counts: Sequence[int]) -> int:
+    """A hand the kernels can pack (at most 12 cards in at most `MAX_FIELDS` faces); returns its card count."""
+    n_cards = sum(counts)
+    if n_cards > MAX_WORD_CARDS + 1 or sum(1 for c in counts if c) > MAX_FIELDS:
+        raise ValueError(f"hands of more than {MAX_WORD_CARDS + 1} cards are not supported")
+    return n_cards
+
+
 class Figures(NamedTuple):
     """A layout's three figures, what the laying rule weighs (and what the observation shows of a layout)."""
 
@@ -119,9 +127,7 @@ class HandSolver:
         if layout is None:
             if len(self._layout_memo) >= _MEMO_LIMIT:
                 self._layout_memo.clear()
-            n_cards = sum(cnt)
-            if n_cards > MAX_WORD_CARDS + 1 or sum(1 for c in cnt if c) > MAX_FIELDS:
-                raise ValueError(f"hands of more than {MAX_WORD_CARDS + 1} cards are not supported")
+            _check_hand(cnt)
             used, terms, unused = best_layout_hand(
                 np.asarray(cnt, dtype=np.int64),
                 _KEY_ORDER,
@@ -188,9 +194,7 @@ class HandSolver:
         if raw is None:
             if len(self._front_raw_memo) >= _MEMO_LIMIT:
                 self._front_raw_memo.clear()
-            n_cards = sum(counts)
-            if n_cards > MAX_WORD_CARDS + 1 or sum(1 for c in counts if c) > MAX_FIELDS:
-                raise ValueError(f"hands of more than {MAX_WORD_CARDS + 1} cards are not supported")
+            n_cards = _check_hand(counts)
             total = sum(POINTS[f] * c for f, c in enumerate(counts))
             if full_only and n_cards == 0:
                 raw = ((), [], total)
@@ -259,8 +263,7 @@ class HandSolver:
         if options is None:
             if len(self._discard_memo) >= _MEMO_LIMIT:
                 self._discard_memo.clear()
-            if sum(counts) > MAX_WORD_CARDS + 1 or sum(1 for c in counts if c) > MAX_FIELDS:
-                raise ValueError(f"hands of more than {MAX_WORD_CARDS + 1} cards are not supported")
+            _check_hand(counts)
             faces, used, words, longest, cover = discard_table(
                 np.asarray(counts, dtype=np.int64),
                 _KEY_ORDER,

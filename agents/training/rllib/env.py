@@ -102,7 +102,12 @@ class QuiddlerMultiAgentEnv(MultiAgentEnv):
             raise ValueError(f"QuiddlerMultiAgentEnv: {exc}") from None
         # One opponent mixture per seat (the training layer's own; a seat may face any spec, drawn per episode).
         entries = self._check_opponents(config.get("opponents"))
-        self._mixtures = [OpponentMixture(entries, self.raw.config) for _ in range(self.num_players)] if entries else []
+        try:  # the mixture checks the weights
+            self._mixtures = (
+                [OpponentMixture(entries, self.raw.config) for _ in range(self.num_players)] if entries else []
+            )
+        except ValueError as exc:
+            raise ValueError(f"QuiddlerMultiAgentEnv: {exc}") from None
 
         self.possible_agents = list(self.raw.possible_agents)
         self.agents = list(self.possible_agents) if self.self_play else []
@@ -129,10 +134,6 @@ class QuiddlerMultiAgentEnv(MultiAgentEnv):
                 or not isinstance(item[0], str)
             ):
                 raise ValueError(f"QuiddlerMultiAgentEnv: opponent entry {item!r} is not a [spec, weight] pair")
-        try:
-            OpponentMixture([tuple(item) for item in opponents], self.raw.config)
-        except ValueError as exc:
-            raise ValueError(f"QuiddlerMultiAgentEnv: {exc}") from None
         return [(item[0], item[1]) for item in opponents]
 
     # -- episode -----------------------------------------------------------------------------

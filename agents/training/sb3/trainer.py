@@ -44,7 +44,7 @@ from quiddler_env.core import files
 
 from ..config import RunConfig
 from ..opponents import LEAGUE
-from ..run import CheckpointError, RunSession, session_seed
+from ..run import CheckpointError, RunSession, next_multiple, session_seed
 from .league import League
 from .opponents import make_training_env
 
@@ -53,10 +53,6 @@ OPTIMIZER_FILE = "optimizer.pt"
 RNG_FILE = "rng.pt"
 WIN_WINDOW = 200
 """Episodes in the sliding window of the training win rates."""
-
-
-def _next_multiple(step: int, every: int) -> int:
-    return (step // every + 1) * every
 
 
 def _outcome(info: dict[str, Any]) -> str:
@@ -196,7 +192,7 @@ class SB3Trainer:
         self.session = session
         torch.set_num_threads(cfg.train.torch_threads)
         self.league = League(session.folder, cfg.league.pool_size) if cfg.league.enabled else None
-        self.next_snapshot = _next_multiple(0, cfg.league.snapshot_every) if cfg.league.enabled else None
+        self.next_snapshot = next_multiple(0, cfg.league.snapshot_every) if cfg.league.enabled else None
         self.venv = build_vec_env(cfg, [])
         self.model = build_model(cfg, self.venv)
 
@@ -291,7 +287,7 @@ class SB3Trainer:
             return
         self.league.add(self.model, step, self.session.description(step))
         self.venv.env_method("set_league", self.league.paths())
-        self.next_snapshot = _next_multiple(step, self.cfg.league.snapshot_every)
+        self.next_snapshot = next_multiple(step, self.cfg.league.snapshot_every)
 
     def train(self, session: RunSession) -> None:
         cfg = self.cfg
