@@ -1,0 +1,269 @@
+"""`BatchGame`: N games of Quiddler in arrays, stepped, masked and observed by compiled kernels.
+
+```python
+from quiddler_env.core.batch import BatchGame
+
+games = BatchGame(num_games=1024)          # QuiddlerConfig() rules; any config works
+games.reset(seed=0)                        # game i deals from game_seed(0, i)
+masks = games.action_masks()               # (1024, 64) int8, the current players' legal moves
+obs = games.observe()                      # (1024, obs size) float32, each current player's view
+games.step(actions)                        # one action per game (IllegalActionError names the first bad one)
+```
+
+The rules are `QuiddlerGame`'s (the single-game engine stays as the readable reference;
+`tests/test_batch_parity.py` replays random games in both, move by move). Every game
+has its own deal generator: game i of a batch reset with `seed` is seeded
+`game_seed(seed, i)`, whatever N is, and `QuiddlerGame.reset(rng=StreamGenerator(...))`
+deals the same cards from the same seed, so any game of a batch can be replayed alone.
+The state arrays are documented in `batch_kernels`; the properties below name them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numba import njit
+
+from . import actions as A
+from . import batch_kernels as K
+from .config import QuiddlerConfig
+from .dictionary import KEY_ORDER, load_dictionary
+from .game import IllegalActionError
+from .laying import MAX_CANDIDATES
+from .solver import HandSolver, get_solver
+
+_FLOORS = {"round": K.FLOOR_ROUND, "total": K.FLOOR_TOTAL, "none": K.FLOOR_NONE}
+_TWO_PLAYER_BONUSES = {
+    "longest_word": K.BONUS_LONGEST,
+    "most_words": K.BONUS_MOST_WORDS,
+    "both": K.BONUS_LONGEST | K.BONUS_MOST_WORDS,
+}
+_U64 = 2**64
+
+
+@njit(cache=True)
+def _streams(seed, slots, episodes):
+    out = np.empty(slots.shape[0], np.uint64)
+    for j in range(slots.shape[0]):
+        out[j] = K.game_stream(seed, slots[j], episodes[j])
+    return out
+
+
+def game_seed(seed: int, slot: int | Sequence[int] | np.ndarray, episode: int | Sequence[int] | np.ndarray = 0):
+    """The deal generator's seed of episode `episode` of slot `slot` in a batch reset with `seed` (uint64).
+
+    Scalars give an int, arrays an array: the one function behind every game's seed."""
+    scalar = np.ndim(slot) == 0 and np.ndim(episode) == 0
+    slots = np.atleast_1d(np.asarray(slot, dtype=np.uint64))
+    episodes = np.broadcast_to(np.asarray(episode, dtype=np.uint64), slots.shape)
+    out = _streams(np.uint64(int(seed) % _U64), slots, np.ascontiguousarray(episodes))
+    return int(out[0]) if scalar else out
+
+
+class StreamGenerator:
+    """One game's deal generator, with numpy's `permutation`: `QuiddlerGame.reset(rng=StreamGenerator(s))`
+    deals and reshuffles exactly as a batch game seeded `s` (`game_seed`)."""
+
+    def __init__(self, game_seed: int):
+        self.state = np.zeros((1, 2), dtype=np.uint64)
+        self.state[0, 0] = np.uint64(int(game_seed) % _U64)
+
+    def permutation(self, values) -> np.ndarray:
+        return K.permutation_kernel(self.state, np.asarray(values))
+
+
+def rule_array(config: QuiddlerConfig) -> np.ndarray:
+    """The rule options as the kernels read them (indices `batch_kernels.R_*`)."""
+    n = config.num_players
+    rules = np.zeros(K.R_SIZE, dtype=np.int64)
+    rules[K.R_PLAYERS] = n
+    rules[K.R_ROUNDS] = config.num_rounds
+    rules[K.R_MIN_CARDS] = config.min_word_cards
+    rules[K.R_BONUS_VALUE] = config.bonus_value
+    both = K.BONUS_LONGEST | K.BONUS_MOST_WORDS
+    rules[K.R_BONUSES] = _TWO_PLAYER_BONUSES[config.two_player_bonus] if n == 2 else both
+    rules[K.R_FLOOR] = _FLOORS[config.score_floor]
+    rules[K.R_FORCED] = config.go_out == "forced"
+    rules[K.R_CAP] = config.turn_cap or 0
+    rules[K.R_CHOOSE] = config.layout == "choose"
+    rules[K.R_K] = MAX_CANDIDATES
+    return rules
+
+
+def solver_tables(solver: HandSolver) -> tuple:
+    """The dictionary's trie and term arrays in the order the kernels take them (`S`)."""
+    return (
+        np.asarray(KEY_ORDER, dtype=np.int64),
+        *solver._trie,
+        solver._term_points,
+        solver._term_letters,
+        solver._term_cards,
+    )
+
+
+class BatchGame:
+    """N games under one rule set. Call `reset` before playing; see the module docstring."""
+
+    def __init__(self, config: QuiddlerConfig | None = None, num_games: int = 1, solver: HandSolver | None = None):
+        from ..envs.observation import observation_layout  # the observation's slice table, declared there once
+
+        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
+            raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
+        self.config = config or QuiddlerConfig()
+        self.solver = solver or get_solver(load_dictionary(self.config.dictionary), self.config.min_word_cards)
+        self.num_games = int(num_games)
+        n = self.num_players = self.config.num_players
+        self.num_actions = A.num_actions(self.config.layout)
+        self.L = K.layout_offsets(n, MAX_CANDIDATES)
+        self.R = rule_array(self.config)
+        self.sizes = np.asarray(self.config.hand_sizes, dtype=np.int64)
+        self.S = solver_tables(self.solver)
+        layout = observation_layout(n)
+        self.observation_size = layout.size
+        self.obs_starts = np.asarray([s.start for s in layout.slices.values()], dtype=np.int64)
+        N = self.num_games
+        self.cards = np.zeros((N, int(self.L[K.L_CARDS_W])), dtype=np.int8)
+        self.ints = np.zeros((N, int(self.L[K.L_INTS_W])), dtype=np.int32)
+        self.rng = np.zeros((N, 2), dtype=np.uint64)
+        self.go = np.zeros(N, dtype=np.int64)
+        self.ints[:, K.I_PHASE] = K.GAME_OVER
+        self.all_games = np.arange(N, dtype=np.int64)
+
+    # -- setting up ------------------------------------------------------------------
+
+    def reset(
+        self, seed: int | None = None, *, games: np.ndarray | None = None, seeds: np.ndarray | None = None
+    ) -> None:
+        """Deal new games: every game (or `games`), game i seeded `game_seed(seed, i)`, or from `seeds` (uint64)."""
+        games = self.all_games if games is None else np.ascontiguousarray(games, dtype=np.int64)
+        if seeds is None:
+            if seed is None:
+                seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+            seeds = game_seed(seed, games)
+        seeds = np.ascontiguousarray(seeds, dtype=np.uint64)
+        if seeds.shape != games.shape:
+            raise ValueError(f"reset: {seeds.shape[0]} seeds for {games.shape[0]} games")
+        K.reset_games(games, seeds, self.cards, self.ints, self.rng, self.go, self.L, self.R, self.sizes)
+
+    # -- moving -------------------------------------------------------------------------
+
+    def step(self, actions: np.ndarray, games: np.ndarray | None = None) -> None:
+        """Play one action in each game (or in each of `games`); nothing moves if any is illegal."""
+        games = self.all_games if games is None else np.ascontiguousarray(games, dtype=np.int64)
+        actions = np.ascontiguousarray(actions, dtype=np.int64)
+        if actions.shape != games.shape:
+            raise ValueError(f"step: {actions.size} actions for {games.shape[0]} games")
+        bad = K.step_games(games, actions, self.cards, self.ints, self.rng, self.go, self.L, self.R, self.sizes, self.S)
+        if bad >= 0:
+            i, a = int(games[bad]), int(actions[bad])
+            legal = np.flatnonzero(self.action_masks(np.asarray([i]))[0]).tolist()
+            raise IllegalActionError(
+                f"illegal action {a} for player {int(self.ints[i, K.I_CUR])} in game {i}; legal: {legal or 'none'}"
+            )
+
+    def action_masks(self, games: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray:
+        """The current players' legal moves, int8 (len(games), num_actions); all zero in a game that is over."""
+        games = self.all_games if games is None else np.ascontiguousarray(games, dtype=np.int64)
+        if out is None:
+            out = np.empty((games.shape[0], self.num_actions), dtype=np.int8)
+        K.masks(games, out, self.cards, self.ints, self.go, self.L, self.R)
+        return out
+
+    def observe(
+        self, players: np.ndarray | None = None, games: np.ndarray | None = None, out: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Each game's observation for `players` (default: its current player), float32 (len(games), size)."""
+        games = self.all_games if games is None else np.ascontiguousarray(games, dtype=np.int64)
+        players = self.current_player[games] if players is None else np.ascontiguousarray(players, dtype=np.int64)
+        if out is None:
+            out = np.empty((games.shape[0], self.observation_size), dtype=np.float32)
+        K.observe(games, players.astype(np.int64), out, self.cards, self.ints, self.L, self.R, self.obs_starts)
+        return out
+
+    # -- the state, by name ---------------------------------------------------------------
+
+    def _column(self, index: int) -> np.ndarray:
+        return self.ints[:, index]
+
+    def _block(self, name: int, width: int) -> np.ndarray:
+        start = int(self.L[name])
+        return self.ints[:, start : start + width]
+
+    @property
+    def current_player(self) -> np.ndarray:
+        return self._column(K.I_CUR).astype(np.int64)
+
+    @property
+    def phase(self) -> np.ndarray:
+        """Each game's `game.Phase` value."""
+        return self._column(K.I_PHASE)
+
+    @property
+    def is_over(self) -> np.ndarray:
+        return self._column(K.I_PHASE) == K.GAME_OVER
+
+    @property
+    def round(self) -> np.ndarray:
+        return self._column(K.I_ROUND)
+
+    @property
+    def rounds_completed(self) -> np.ndarray:
+        return self._column(K.I_ROUNDS_DONE)
+
+    @property
+    def went_out(self) -> np.ndarray:
+        """The seat that went out this round, -1 if nobody."""
+        return self._column(K.I_WENT_OUT)
+
+    @property
+    def totals(self) -> np.ndarray:
+        """(N, players) running totals."""
+        return self._block(K.L_TOTALS, self.num_players)
+
+    @property
+    def round_scores(self) -> np.ndarray:
+        """(N, players) each player's score in the game's last scored round."""
+        return self._block(K.L_ROUND_SCORE, self.num_players)
+
+    @property
+    def bonuses(self) -> np.ndarray:
+        """(N, players) the bonus points each player won in the game's last scored round."""
+        return self._block(K.L_BONUS, self.num_players)
+
+    @property
+    def laid_figures(self) -> np.ndarray:
+        """(N, players, 5) the last laid layouts: score, longest word, words, card points used, unused."""
+        return self._block(K.L_LAID_FIG, self.num_players * K.FIG).reshape(-1, self.num_players, K.FIG)
+
+    @property
+    def gains(self) -> np.ndarray:
+        """(N, players) what round ends added to the totals since `take_gains` last ran (its reward source)."""
+        return self._block(K.L_GAIN, self.num_players)
+
+    def take_gains(self, games: np.ndarray | None = None) -> np.ndarray:
+        """The gains of `games` (all by default), and zero them."""
+        block = self.gains if games is None else self.gains[games]
+        out = block.astype(np.int64)
+        if games is None:
+            self.gains[:] = 0
+        else:
+            self.gains[games] = 0
+        return out
+
+    def hands(self) -> np.ndarray:
+        """(N, players, 31) every hand (not for policies: they see only `observe`)."""
+        start = int(self.L[K.L_HANDS])
+        return self.cards[:, start : start + self.num_players * K.FACES].reshape(-1, self.num_players, K.FACES)
+
+    @property
+    def draw_pile_size(self) -> np.ndarray:
+        return self._column(K.I_DRAW_LEN)
+
+    @property
+    def reshuffles(self) -> np.ndarray:
+        return self._column(K.I_RESHUFFLES)
+
+    def nbytes(self) -> int:
+        """Bytes held by the state arrays."""
+        return self.cards.nbytes + self.ints.nbytes + self.rng.nbytes + self.go.nbytes

@@ -1,0 +1,161 @@
+"""The baseline bots compiled for the batched engine: `random` and `greedy`, as `agents.simple` plays them.
+
+They read only their seat's view: their own hand, the discard top and their legal moves
+(the figures of the laid layouts and of their own candidates when they lay), as the
+Python bots read their observation. Their choices come from each game's bot generator
+(`rng[:, 1]`), so the cards a game deals do not depend on who plays it. `play_bots`
+moves every game forward until a seat that is not a compiled bot is to move, or the
+game ends; `tests/test_batch_bots.py` checks the greedy choices against `agents.simple`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from . import batch_kernels as K
+from .solver_kernel import best_layout_hand, discard_table
+
+NOT_A_BOT = -1
+"""Bot code of a seat the kernels do not play (the learner, or a Python policy)."""
+RANDOM, GREEDY = 0, 1
+BOT_CODES = {"random": RANDOM, "greedy": GREEDY}
+"""The agent specs the batched engine plays itself."""
+
+
+@njit(cache=True, nogil=True)
+def _auto_lay(i, cards, ints, L, R):
+    """The lay move of the automatic rule over the current player's candidates."""
+    v = ints[i]
+    nc = v[K.I_CAND_N]
+    scores = np.empty(nc, np.int64)
+    longest = np.empty(nc, np.int64)
+    words = np.empty(nc, np.int64)
+    for k in range(nc):
+        base = L[K.L_CAND_FIG] + k * K.FIG
+        scores[k] = v[base + K.F_SCORE]
+        longest[k] = v[base + K.F_LONGEST]
+        words[k] = v[base + K.F_WORDS]
+    return K.LAY_BASE + K.auto_pick(scores, longest, words, nc, cards, ints, i, L, R)
+
+
+@njit(cache=True, nogil=True)
+def random_action(i, mask, cards, ints, rng, L, R):
+    """Uniform over the legal moves (`agents.simple.RandomAgent`); lays by the automatic rule."""
+    if ints[i, K.I_PHASE] == K.LAY:
+        return _auto_lay(i, cards, ints, L, R)
+    count = 0
+    for a in range(mask.shape[0]):
+        count += mask[a]
+    k = K.below(rng, i, 1, count)
+    for a in range(mask.shape[0]):
+        if mask[a]:
+            if k == 0:
+                return a
+            k -= 1
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _best_score(h, R, S):
+    used, _, _ = best_layout_hand(h, S[0], R[K.R_MIN_CARDS], S[1], S[2], S[3], S[4], S[5], S[6], S[7])
+    return 2 * np.int64(used) - K.hand_points(h)
+
+
+@njit(cache=True, nogil=True)
+def _discard_scores(h, R, S):
+    """For each face in the hand: the score of the best layout of the hand without one of it (-1e9 if absent)."""
+    faces, used, _, _, _ = discard_table(h, S[0], R[K.R_MIN_CARDS], S[1], S[2], S[3], S[4], S[5], S[6], S[7])
+    total = K.hand_points(h)
+    out = np.full(K.FACES, np.int64(-(10**9)))
+    for j in range(faces.shape[0]):
+        f = faces[j]
+        out[f] = 2 * np.int64(used[j]) - (total - K._POINTS[f])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def greedy_action(i, mask, cards, ints, rng, L, R, S):
+    """`agents.simple.GreedyAgent`: take the discard when it raises the best score it can keep, go out
+    whenever it can, else discard what hurts its best layout least; ties from the bot generator."""
+    count = 0
+    first = -1
+    for a in range(mask.shape[0]):
+        if mask[a]:
+            count += 1
+            if first < 0:
+                first = a
+    if count == 1:
+        return first
+    v = ints[i]
+    ph = v[K.I_PHASE]
+    if ph == K.LAY:
+        return _auto_lay(i, cards, ints, L, R)
+    h = K.hand_of(cards, i, L, v[K.I_CUR])
+    if ph == K.DRAW:
+        if mask[K.TAKE_DISCARD] and mask[K.DRAW_PILE] and v[K.I_DISC_LEN] > 0:
+            now = _best_score(h, R, S)
+            h[cards[i, L[K.L_DISC] + v[K.I_DISC_LEN] - 1]] += 1
+            scores = _discard_scores(h, R, S)
+            if scores.max() > now:
+                return K.TAKE_DISCARD
+            return K.DRAW_PILE
+        return first
+    scores = _discard_scores(h, R, S)
+    base = K.DISCARD_BASE
+    for f in range(K.FACES):
+        if mask[K.GO_OUT_BASE + f] and scores[f] > -(10**9):
+            base = K.GO_OUT_BASE  # going out beats every plain discard
+            break
+    best = -(10**9) - 1
+    ties = 0
+    for f in range(K.FACES):
+        if mask[base + f] and scores[f] > -(10**9):
+            if scores[f] > best:
+                best = scores[f]
+                ties = 1
+            elif scores[f] == best:
+                ties += 1
+    k = K.below(rng, i, 1, ties) if ties > 1 else 0
+    for f in range(K.FACES):
+        if mask[base + f] and scores[f] == best:
+            if k == 0:
+                return base + f
+            k -= 1
+    return first
+
+
+@njit(cache=True, nogil=True)
+def bot_action(code, i, mask, cards, ints, rng, L, R, S):
+    if code == GREEDY:
+        return greedy_action(i, mask, cards, ints, rng, L, R, S)
+    return random_action(i, mask, cards, ints, rng, L, R)
+
+
+@njit(cache=True, nogil=True)
+def play_bots(games, bots, moves, cards, ints, rng, go, L, R, sizes, S, num_actions):
+    """Move each of `games` while its current seat is a compiled bot (`bots[i, seat] >= 0`) and it is not over.
+
+    `moves[i]` counts the moves played."""
+    mask = np.zeros(num_actions, np.int8)
+    for j in range(games.shape[0]):
+        i = games[j]
+        v = ints[i]
+        while v[K.I_PHASE] != K.GAME_OVER:
+            code = bots[i, v[K.I_CUR]]
+            if code < 0:
+                break
+            K.mask_row(i, mask, cards, ints, go, L, R)
+            a = bot_action(code, i, mask, cards, ints, rng, L, R, S)
+            K.step_one(i, a, cards, ints, rng, go, L, R, sizes, S)
+            moves[i] += 1
+
+
+@njit(cache=True, nogil=True)
+def bot_actions(games, codes, out, cards, ints, rng, go, L, R, S, num_actions):
+    """The action bot `codes[j]` picks in game games[j] now, into out[j] (nothing moves)."""
+    mask = np.zeros(num_actions, np.int8)
+    for j in range(games.shape[0]):
+        i = games[j]
+        K.mask_row(i, mask, cards, ints, go, L, R)
+        out[j] = bot_action(codes[j], i, mask, cards, ints, rng, L, R, S)

@@ -1,0 +1,707 @@
+"""The batched engine's compiled kernels (numba): N games of Quiddler in arrays, stepped in one call.
+
+The rules are those of `game.QuiddlerGame` (the single-game engine, the readable
+reference), move for move; `tests/test_batch_parity.py` replays random games in both
+and compares masks, observations, round results and totals after every move.
+
+State of N games, one row per game (`batch.BatchGame` owns the arrays and names them):
+
+- `cards` int8 (N, W): every card-sized field of a game side by side, at the offsets
+  of the int64 table `L` (hands, cards known taken, discard counts, the draw pile,
+  the discard pile, the laid cards, the laying order, the laying queue, the
+  candidates' cards). The draw pile's top is its last card, as in the single engine.
+- `ints` int32 (N, V): the scalars (round, dealer, current player, phase, ...) and the
+  per-player numbers (totals, round scores, laid figures, candidate figures), also at
+  offsets of `L`.
+- `rng` uint64 (N, 2): each game's generators, the deal's and its built-in bots'
+  (splitmix64; `game_stream`), so a game's cards do not depend on which bots play it.
+- `go` int64 (N): the current player's go-out faces (bit f), computed on drawing.
+
+The rule options come as the int64 array `R` (indices `R_*`) and the round hand sizes.
+The solver tables `S` are the dictionary's trie and term arrays, as the solver has them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .cards import COUNTS, DECK_SIZE, NUM_FACES, POINTS, new_deck
+from .solver_kernel import go_out_face_bits, layout_front_hand
+
+# -- the action table (as `actions`) and the phases (as `game.Phase`) ---------------------------
+DRAW_PILE, TAKE_DISCARD, DISCARD_BASE, GO_OUT_BASE, LAY_BASE = 0, 1, 2, 33, 64
+DRAW, DISCARD, GAME_OVER, LAY = 0, 1, 2, 3
+FACES = NUM_FACES
+FACE_BITS = (1 << 31) - 1
+
+# -- rule options: indices into R ------------------------------------------------------------
+R_PLAYERS, R_ROUNDS, R_MIN_CARDS, R_BONUS_VALUE, R_BONUSES, R_FLOOR, R_FORCED, R_CAP, R_CHOOSE, R_K = range(10)
+R_SIZE = 10
+BONUS_MOST_WORDS, BONUS_LONGEST = 1, 2
+FLOOR_ROUND, FLOOR_TOTAL, FLOOR_NONE = 0, 1, 2
+
+# -- offsets into a game's rows: indices into L ------------------------------------------------
+# cards (int8)
+L_HANDS, L_KNOWN, L_DISC_COUNTS, L_DRAW, L_DISC, L_LAID_CARDS, L_LAY_ORDER, L_QUEUE, L_CAND_CARDS, L_CARDS_W = range(10)
+# ints (int32): scalars first
+(
+    I_ROUND,
+    I_DEALER,
+    I_CUR,
+    I_PHASE,
+    I_WENT_OUT,
+    I_TURNS,
+    I_RESHUFFLES,
+    I_DRAW_LEN,
+    I_DISC_LEN,
+    I_HAND_SIZE,
+    I_N_LAID,
+    I_Q_HEAD,
+    I_Q_LEN,
+    I_CAND_N,
+    I_ROUNDS_DONE,
+    I_ROUND_ENDED,
+) = range(16)
+N_SCALARS = 16
+L_TOTALS, L_GAIN, L_ROUND_SCORE, L_LAID_FIG, L_CAND_FIG, L_BONUS, L_INTS_W = range(10, 17)
+L_SIZE = 17
+FIG = 5
+"""A laid or candidate layout's figures: score (used - unused), longest word, words, card points used, unused."""
+F_SCORE, F_LONGEST, F_WORDS, F_USED, F_UNUSED = range(FIG)
+
+OBS_FIXED = 101
+"""Observation entries that do not grow with the players (see `envs.observation`)."""
+TOTAL_SCALE = 100.0
+
+_DECK = np.asarray(new_deck(), dtype=np.int8)
+_DECK_COUNTS = np.asarray(COUNTS, dtype=np.int64)
+_POINTS = np.asarray(POINTS, dtype=np.int64)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+
+
+def layout_offsets(num_players: int, k: int) -> np.ndarray:
+    """The offset table L for a table of `num_players` and K candidate layouts."""
+    n = num_players
+    off = np.zeros(L_SIZE, np.int64)
+    pos = 0
+    for name, size in (
+        (L_HANDS, n * FACES),
+        (L_KNOWN, n * FACES),
+        (L_DISC_COUNTS, FACES),
+        (L_DRAW, DECK_SIZE),
+        (L_DISC, DECK_SIZE),
+        (L_LAID_CARDS, n * FACES),
+        (L_LAY_ORDER, n),
+        (L_QUEUE, n),
+        (L_CAND_CARDS, k * FACES),
+    ):
+        off[name] = pos
+        pos += size
+    off[L_CARDS_W] = pos
+    pos = N_SCALARS
+    for name, size in (
+        (L_TOTALS, n),
+        (L_GAIN, n),
+        (L_ROUND_SCORE, n),
+        (L_LAID_FIG, n * FIG),
+        (L_CAND_FIG, k * FIG),
+        (L_BONUS, n),
+    ):
+        off[name] = pos
+        pos += size
+    off[L_INTS_W] = pos
+    return off
+
+
+# -- generators ---------------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def mix64(z):
+    """splitmix64's finaliser: a bijection of uint64 that scrambles every bit."""
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True)
+def game_stream(seed, slot, episode):
+    """The deal generator's first state for episode `episode` of slot `slot` of a batch seeded `seed`."""
+    z = mix64(np.uint64(seed) + _GOLDEN)
+    z = mix64(z ^ (np.uint64(slot) * _M1 + np.uint64(1)))
+    return mix64(z ^ (np.uint64(episode) * _M2 + np.uint64(2)))
+
+
+@njit(cache=True, nogil=True)
+def next_u64(rng, i, j):
+    """splitmix64: advance generator j of game i and return its next 64 random bits."""
+    z = rng[i, j] + _GOLDEN
+    rng[i, j] = z
+    return mix64(z)
+
+
+@njit(cache=True, nogil=True)
+def below(rng, i, j, n):
+    """A uniform integer in [0, n) from generator j of game i (n < 2**11; 53-bit multiply-shift)."""
+    return np.int64(((next_u64(rng, i, j) >> np.uint64(11)) * np.uint64(n)) >> np.uint64(53))
+
+
+@njit(cache=True, nogil=True)
+def shuffle(rng, i, arr, n):
+    """Fisher-Yates over arr[:n] in place, from game i's deal generator."""
+    for j in range(n - 1, 0, -1):
+        k = below(rng, i, 0, j + 1)
+        t = arr[j]
+        arr[j] = arr[k]
+        arr[k] = t
+
+
+@njit(cache=True, nogil=True)
+def permutation_kernel(state, values):
+    """`shuffle` on a copy of `values` with a one-game generator `state` (uint64 (1, 2)), for the single engine."""
+    out = values.copy()
+    shuffle(state, 0, out, out.shape[0])
+    return out
+
+
+# -- reading a game's rows ----------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def hand_of(cards, i, L, p):
+    """Player p's hand in game i as 31 int64 counts (the solver's input)."""
+    h = np.empty(FACES, np.int64)
+    base = L[L_HANDS] + p * FACES
+    for f in range(FACES):
+        h[f] = cards[i, base + f]
+    return h
+
+
+@njit(cache=True, nogil=True)
+def hand_points(h):
+    total = 0
+    for f in range(FACES):
+        total += h[f] * _POINTS[f]
+    return total
+
+
+# -- dealing ----------------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def start_round(i, cards, ints, rng, go, L, R, sizes):
+    """Deal round `ints[i, I_ROUND]` of game i: shuffle, deal from the dealer's left, turn the discard top."""
+    n = R[R_PLAYERS]
+    c = cards[i]
+    v = ints[i]
+    hs = sizes[v[I_ROUND]]
+    # The deck is shuffled top first; the pile is stored bottom first (its top is its last card).
+    order = _DECK.copy()
+    shuffle(rng, i, order, DECK_SIZE)
+    d = L[L_DRAW]
+    for k in range(DECK_SIZE):
+        c[d + k] = order[DECK_SIZE - 1 - k]
+    for k in range(L[L_HANDS], L[L_DISC_COUNTS] + FACES):  # hands, cards known taken, discard counts
+        c[k] = 0
+    for k in range(L[L_LAID_CARDS], L[L_CARDS_W]):
+        c[k] = 0
+    dl = DECK_SIZE
+    dealer = v[I_DEALER]
+    for _ in range(hs):  # one card at a time, from the dealer's left
+        for k in range(1, n + 1):
+            p = (dealer + k) % n
+            dl -= 1
+            c[L[L_HANDS] + p * FACES + c[d + dl]] += 1
+    dl -= 1
+    top = c[d + dl]
+    c[L[L_DISC]] = top
+    c[L[L_DISC_COUNTS] + top] = 1
+    v[I_DRAW_LEN] = dl
+    v[I_DISC_LEN] = 1
+    v[I_HAND_SIZE] = hs
+    v[I_CUR] = (dealer + 1) % n
+    v[I_PHASE] = DRAW
+    v[I_WENT_OUT] = -1
+    v[I_TURNS] = 0
+    v[I_RESHUFFLES] = 0
+    v[I_N_LAID] = 0
+    v[I_Q_HEAD] = 0
+    v[I_Q_LEN] = 0
+    v[I_CAND_N] = 0
+    go[i] = 0
+    for k in range(L[L_LAID_FIG], L[L_CAND_FIG] + R[R_K] * FIG):
+        v[k] = 0
+
+
+@njit(cache=True, nogil=True)
+def reset_games(games, seeds, cards, ints, rng, go, L, R, sizes):
+    """Start a new game in each row `games[j]`, its generators seeded from the uint64 `seeds[j]`."""
+    n = R[R_PLAYERS]
+    for j in range(games.shape[0]):
+        i = games[j]
+        rng[i, 0] = seeds[j]
+        rng[i, 1] = mix64(seeds[j] ^ _M2)
+        v = ints[i]
+        v[I_ROUND] = 0
+        v[I_DEALER] = n - 1
+        v[I_ROUNDS_DONE] = 0
+        v[I_ROUND_ENDED] = 0
+        for p in range(n):
+            v[L[L_TOTALS] + p] = 0
+            v[L[L_GAIN] + p] = 0
+            v[L[L_ROUND_SCORE] + p] = 0
+            v[L[L_BONUS] + p] = 0
+        start_round(i, cards, ints, rng, go, L, R, sizes)
+
+
+# -- laying and scoring -----------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def lay_key_bonus(longest, words, cards, ints, i, L, R):
+    """The bonuses a layout with these figures would win against the layouts already laid in game i."""
+    bv = R[R_BONUS_VALUE]
+    if bv == 0:
+        return 0
+    won = 0
+    nl = ints[i, I_N_LAID]
+    for b in (BONUS_MOST_WORDS, BONUS_LONGEST):
+        if not (R[R_BONUSES] & b):
+            continue
+        mine = words if b == BONUS_MOST_WORDS else longest
+        if mine <= 0:
+            continue
+        beats = True
+        for k in range(nl):
+            q = cards[i, L[L_LAY_ORDER] + k]
+            other = ints[i, L[L_LAID_FIG] + q * FIG + (F_WORDS if b == BONUS_MOST_WORDS else F_LONGEST)]
+            if mine <= other:
+                beats = False
+                break
+        if beats:
+            won += bv
+    return won
+
+
+@njit(cache=True, nogil=True)
+def auto_pick(scores, longest, words, n_front, cards, ints, i, L, R):
+    """The automatic rule (`laying.auto_index`): the first layout with the highest (score + bonuses, longest, words)."""
+    best = 0
+    k0 = scores[0] + lay_key_bonus(longest[0], words[0], cards, ints, i, L, R)
+    k1 = longest[0]
+    k2 = words[0]
+    for j in range(1, n_front):
+        a = scores[j] + lay_key_bonus(longest[j], words[j], cards, ints, i, L, R)
+        if a > k0 or (a == k0 and (longest[j] > k1 or (longest[j] == k1 and words[j] > k2))):
+            best = j
+            k0 = a
+            k1 = longest[j]
+            k2 = words[j]
+    return best
+
+
+@njit(cache=True, nogil=True)
+def _front(h, full_only, R, S):
+    return layout_front_hand(h, S[0], R[R_MIN_CARDS], full_only, S[1], S[2], S[3], S[4], S[5], S[6], S[7])
+
+
+@njit(cache=True, nogil=True)
+def _lay(i, q, score, longest, words, used, unused, h, unused_faces, cards, ints, L):
+    """Player q of game i lays: its figures and cards in words become public; it joins the laying order."""
+    v = ints[i]
+    base = L[L_LAID_FIG] + q * FIG
+    v[base + F_SCORE] = score
+    v[base + F_LONGEST] = longest
+    v[base + F_WORDS] = words
+    v[base + F_USED] = used
+    v[base + F_UNUSED] = unused
+    lc = L[L_LAID_CARDS] + q * FACES
+    for f in range(FACES):
+        cards[i, lc + f] = h[f]
+    for f in unused_faces:
+        cards[i, lc + f] -= 1
+    cards[i, L[L_LAY_ORDER] + v[I_N_LAID]] = q
+    v[I_N_LAID] += 1
+    v[I_Q_HEAD] += 1
+
+
+@njit(cache=True, nogil=True)
+def _end_round(i, cards, ints, rng, go, L, R, sizes):
+    n = R[R_PLAYERS]
+    v = ints[i]
+    bv = R[R_BONUS_VALUE]
+    for p in range(n):
+        v[L[L_BONUS] + p] = 0
+    if bv != 0:
+        for b in (BONUS_MOST_WORDS, BONUS_LONGEST):
+            if not (R[R_BONUSES] & b):
+                continue
+            col = F_WORDS if b == BONUS_MOST_WORDS else F_LONGEST
+            best = -1
+            winner = -1
+            ties = 0
+            for p in range(n):
+                x = v[L[L_LAID_FIG] + p * FIG + col]
+                if x > best:
+                    best = x
+                    winner = p
+                    ties = 1
+                elif x == best:
+                    ties += 1
+            if ties == 1 and best > 0:
+                v[L[L_BONUS] + winner] += bv
+    for p in range(n):
+        fig = L[L_LAID_FIG] + p * FIG
+        score = v[fig + F_USED] - v[fig + F_UNUSED] + v[L[L_BONUS] + p]
+        if R[R_FLOOR] == FLOOR_ROUND and score < 0:
+            score = 0
+        before = v[L[L_TOTALS] + p]
+        total = before + score
+        if R[R_FLOOR] == FLOOR_TOTAL and total < 0:
+            total = 0
+        v[L[L_ROUND_SCORE] + p] = score
+        v[L[L_TOTALS] + p] = total
+        v[L[L_GAIN] + p] += total - before
+    v[I_ROUNDS_DONE] += 1
+    v[I_ROUND_ENDED] = 1
+    if v[I_ROUND] + 1 < R[R_ROUNDS]:
+        v[I_ROUND] += 1
+        v[I_DEALER] = (v[I_DEALER] + 1) % n
+        start_round(i, cards, ints, rng, go, L, R, sizes)
+    else:
+        v[I_PHASE] = GAME_OVER
+        go[i] = 0
+
+
+@njit(cache=True, nogil=True)
+def _lay_next(i, p, cards, ints, rng, go, L, R, sizes, S):
+    """Lay for the players queued to lay now (auto), or hand the first its lay decision (choose);
+    then the next turn, or the round's end (as `QuiddlerGame._lay_next`)."""
+    n = R[R_PLAYERS]
+    v = ints[i]
+    while v[I_Q_HEAD] < v[I_Q_LEN]:
+        q = cards[i, L[L_QUEUE] + v[I_Q_HEAD]]
+        full_only = q == v[I_WENT_OUT]
+        h = hand_of(cards, i, L, q)
+        total = hand_points(h)
+        used, longest, words, term_off, terms, unused_off, unused = _front(h, full_only, R, S)
+        n_front = used.shape[0]
+        if R[R_CHOOSE]:
+            k_max = R[R_K]
+            nc = n_front if n_front < k_max else k_max
+            v[I_CUR] = q
+            v[I_PHASE] = LAY
+            v[I_CAND_N] = nc
+            for k in range(nc):
+                base = L[L_CAND_FIG] + k * FIG
+                v[base + F_SCORE] = 2 * used[k] - total
+                v[base + F_LONGEST] = longest[k]
+                v[base + F_WORDS] = words[k]
+                v[base + F_USED] = used[k]
+                v[base + F_UNUSED] = total - used[k]
+                cc = L[L_CAND_CARDS] + k * FACES
+                for f in range(FACES):
+                    cards[i, cc + f] = h[f]
+                for u in range(unused_off[k], unused_off[k + 1]):
+                    cards[i, cc + unused[u]] -= 1
+            return
+        scores = 2 * used - total
+        k = auto_pick(scores, longest, words, n_front, cards, ints, i, L, R)
+        _lay(
+            i,
+            q,
+            scores[k],
+            longest[k],
+            words[k],
+            used[k],
+            total - used[k],
+            h,
+            unused[unused_off[k] : unused_off[k + 1]],
+            cards,
+            ints,
+            L,
+        )
+    if v[I_N_LAID] == n:
+        _end_round(i, cards, ints, rng, go, L, R, sizes)
+        return
+    v[I_CUR] = (p + 1) % n
+    v[I_PHASE] = DRAW
+
+
+# -- moving -----------------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def is_legal(i, a, cards, ints, go, L, R):
+    """Is action a legal for the current player of game i (as `QuiddlerGame.is_legal`)."""
+    v = ints[i]
+    ph = v[I_PHASE]
+    if ph == LAY:
+        return LAY_BASE <= a < LAY_BASE + v[I_CAND_N]
+    if ph == DRAW:
+        return a == TAKE_DISCARD or (a == DRAW_PILE and (v[I_DRAW_LEN] > 0 or v[I_DISC_LEN] > 1))
+    if ph != DISCARD or a < DISCARD_BASE or a >= LAY_BASE:
+        return False
+    if a >= GO_OUT_BASE:
+        return (go[i] >> (a - GO_OUT_BASE)) & 1 == 1
+    if R[R_FORCED] and go[i] != 0:
+        return False
+    return cards[i, L[L_HANDS] + v[I_CUR] * FACES + a - DISCARD_BASE] > 0
+
+
+@njit(cache=True, nogil=True)
+def _go_bits(i, p, cards, ints, L, R, S):
+    if ints[i, I_WENT_OUT] >= 0:
+        return np.int64(0)
+    h = hand_of(cards, i, L, p)
+    if h.sum() <= 1:
+        return np.int64(0)
+    return go_out_face_bits(h, S[0], R[R_MIN_CARDS], S[1], S[2], S[3], S[4], S[7]) & FACE_BITS
+
+
+@njit(cache=True, nogil=True)
+def step_one(i, a, cards, ints, rng, go, L, R, sizes, S):
+    """Play legal action a for the current player of game i (as `QuiddlerGame.step`)."""
+    n = R[R_PLAYERS]
+    c = cards[i]
+    v = ints[i]
+    p = v[I_CUR]
+    hand = L[L_HANDS] + p * FACES
+    known = L[L_KNOWN] + p * FACES
+    if v[I_PHASE] == LAY:
+        k = a - LAY_BASE
+        base = L[L_CAND_FIG] + k * FIG
+        cc = L[L_CAND_CARDS] + k * FACES
+        lc = L[L_LAID_CARDS] + p * FACES
+        fig = L[L_LAID_FIG] + p * FIG
+        for t in range(FIG):
+            v[fig + t] = v[base + t]
+        for f in range(FACES):
+            c[lc + f] = c[cc + f]
+        c[L[L_LAY_ORDER] + v[I_N_LAID]] = p
+        v[I_N_LAID] += 1
+        v[I_Q_HEAD] += 1
+        v[I_CAND_N] = 0
+        _lay_next(i, p, cards, ints, rng, go, L, R, sizes, S)
+        return
+    if v[I_PHASE] == DRAW:
+        if a == DRAW_PILE:
+            if v[I_DRAW_LEN] == 0:  # reshuffle the discard pile below its top
+                d0 = L[L_DISC]
+                m = v[I_DISC_LEN] - 1
+                top = c[d0 + m]
+                pile = np.empty(m, np.int8)
+                for k in range(m):
+                    pile[k] = c[d0 + k]
+                shuffle(rng, i, pile, m)
+                for k in range(m):
+                    c[L[L_DRAW] + k] = pile[k]
+                v[I_DRAW_LEN] = m
+                c[d0] = top
+                v[I_DISC_LEN] = 1
+                for f in range(FACES):
+                    c[L[L_DISC_COUNTS] + f] = 0
+                c[L[L_DISC_COUNTS] + top] = 1
+                v[I_RESHUFFLES] += 1
+            v[I_DRAW_LEN] -= 1
+            card = c[L[L_DRAW] + v[I_DRAW_LEN]]
+        else:
+            v[I_DISC_LEN] -= 1
+            card = c[L[L_DISC] + v[I_DISC_LEN]]
+            c[L[L_DISC_COUNTS] + card] -= 1
+            c[known + card] += 1
+        c[hand + card] += 1
+        v[I_PHASE] = DISCARD
+        go[i] = _go_bits(i, p, cards, ints, L, R, S)
+        return
+    face = a - GO_OUT_BASE if a >= GO_OUT_BASE else a - DISCARD_BASE
+    c[hand + face] -= 1
+    c[L[L_DISC] + v[I_DISC_LEN]] = face
+    v[I_DISC_LEN] += 1
+    c[L[L_DISC_COUNTS] + face] += 1
+    if c[known + face] > 0:
+        c[known + face] -= 1  # observers cannot tell which copy went
+    v[I_TURNS] += 1
+    go[i] = 0
+    cap = R[R_CAP]
+    if a >= GO_OUT_BASE:
+        v[I_WENT_OUT] = p
+        c[L[L_QUEUE]] = p
+        v[I_Q_HEAD] = 0
+        v[I_Q_LEN] = 1
+    elif v[I_WENT_OUT] >= 0:
+        c[L[L_QUEUE]] = p
+        v[I_Q_HEAD] = 0
+        v[I_Q_LEN] = 1
+    elif cap > 0 and v[I_TURNS] >= cap * n:
+        first = (v[I_DEALER] + 1) % n  # nobody went out: everyone lays, from the round's first player
+        for k in range(n):
+            c[L[L_QUEUE] + k] = (first + k) % n
+        v[I_Q_HEAD] = 0
+        v[I_Q_LEN] = n
+    _lay_next(i, p, cards, ints, rng, go, L, R, sizes, S)
+
+
+@njit(cache=True, nogil=True)
+def step_games(games, actions, cards, ints, rng, go, L, R, sizes, S):
+    """Play actions[j] in game games[j] for each j; returns the first j whose action is illegal, or -1.
+
+    Games before an illegal one have moved; from it on, nothing moved."""
+    for j in range(games.shape[0]):
+        if not is_legal(games[j], actions[j], cards, ints, go, L, R):
+            return j
+    for j in range(games.shape[0]):
+        step_one(games[j], actions[j], cards, ints, rng, go, L, R, sizes, S)
+    return -1
+
+
+# -- masks and observations ---------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def mask_row(i, out, cards, ints, go, L, R):
+    """The legal-action mask of game i's current player into out (int8 or bool, zeros when over)."""
+    v = ints[i]
+    out[:] = 0
+    ph = v[I_PHASE]
+    if ph == LAY:
+        for k in range(v[I_CAND_N]):
+            out[LAY_BASE + k] = 1
+    elif ph == DRAW:
+        out[TAKE_DISCARD] = 1
+        if v[I_DRAW_LEN] > 0 or v[I_DISC_LEN] > 1:
+            out[DRAW_PILE] = 1
+    elif ph == DISCARD:
+        bits = go[i]
+        for f in range(FACES):
+            if (bits >> f) & 1:
+                out[GO_OUT_BASE + f] = 1
+        if not (bits != 0 and R[R_FORCED]):
+            base = L[L_HANDS] + v[I_CUR] * FACES
+            for f in range(FACES):
+                if cards[i, base + f] > 0:
+                    out[DISCARD_BASE + f] = 1
+
+
+@njit(cache=True, nogil=True)
+def masks(games, out, cards, ints, go, L, R):
+    """The masks of games[j] into out[j]."""
+    for j in range(games.shape[0]):
+        mask_row(games[j], out[j], cards, ints, go, L, R)
+
+
+@njit(cache=True, nogil=True)
+def observe_row(i, p, out, cards, ints, L, R, SL):
+    """Player p's observation of game i into out (as `envs.observation.encode_observation`).
+
+    SL holds the slice starts of `observation_layout(n)` in its table order."""
+    n = R[R_PLAYERS]
+    c = cards[i]
+    v = ints[i]
+    out[:] = 0.0
+    (
+        o_hand,
+        o_top,
+        o_hs,
+        o_phase,
+        o_final,
+        o_went,
+        o_disc,
+        o_taken,
+        o_unseen,
+        o_draw,
+        o_tot,
+        o_round,
+        o_seat,
+        o_turns,
+        o_laying,
+        o_laid,
+        o_laid_cards,
+        o_laid_fig,
+        o_cand,
+    ) = (
+        SL[0],
+        SL[1],
+        SL[2],
+        SL[3],
+        SL[4],
+        SL[5],
+        SL[6],
+        SL[7],
+        SL[8],
+        SL[9],
+        SL[10],
+        SL[11],
+        SL[12],
+        SL[13],
+        SL[14],
+        SL[15],
+        SL[16],
+        SL[17],
+        SL[18],
+    )
+    hand = L[L_HANDS] + p * FACES
+    for f in range(FACES):
+        out[o_hand + f] = c[hand + f]
+    if v[I_DISC_LEN] > 0:
+        out[o_top + c[L[L_DISC] + v[I_DISC_LEN] - 1]] = 1.0
+    out[o_hs] = v[I_HAND_SIZE] / 11.0
+    ph = v[I_PHASE]
+    if ph in (DRAW, DISCARD):
+        out[o_phase + ph] = 1.0
+    elif ph == LAY and v[I_CUR] == p:
+        out[o_laying] = 1.0
+        for k in range(v[I_CAND_N]):
+            base = L[L_CAND_FIG] + k * FIG
+            out[o_cand + 3 * k] = v[base + F_SCORE] / TOTAL_SCALE
+            out[o_cand + 3 * k + 1] = v[base + F_LONGEST] / 22.0
+            out[o_cand + 3 * k + 2] = v[base + F_WORDS] / 11.0
+    wo = v[I_WENT_OUT]
+    if wo >= 0:
+        out[o_final] = 1.0
+        out[o_went + (wo - p) % n] = 1.0
+    for f in range(FACES):
+        out[o_disc + f] = c[L[L_DISC_COUNTS] + f]
+    known = np.zeros(FACES, np.int64)
+    for j in range(v[I_N_LAID]):
+        seat = c[L[L_LAY_ORDER] + j]
+        k = (seat - p) % n
+        out[o_laid + k] = 1.0
+        lc = L[L_LAID_CARDS] + seat * FACES
+        for f in range(FACES):
+            out[o_laid_cards + k * FACES + f] = c[lc + f]
+        fig = L[L_LAID_FIG] + seat * FIG
+        out[o_laid_fig + 3 * k] = v[fig + F_SCORE] / TOTAL_SCALE
+        out[o_laid_fig + 3 * k + 1] = v[fig + F_LONGEST] / 22.0
+        out[o_laid_fig + 3 * k + 2] = v[fig + F_WORDS] / 11.0
+    for k in range(1, n):
+        seat = (p + k) % n
+        row = L[L_KNOWN] + seat * FACES
+        laid = out[o_laid + k] > 0.5
+        lc = L[L_LAID_CARDS] + seat * FACES
+        for f in range(FACES):
+            t = c[row + f]
+            out[o_taken + (k - 1) * FACES + f] = t
+            if laid and c[lc + f] > t:  # cards it surely holds: taken, or laid (they may overlap)
+                t = c[lc + f]
+            known[f] += t
+    for f in range(FACES):
+        u = _DECK_COUNTS[f] - c[hand + f] - c[L[L_DISC_COUNTS] + f] - known[f]
+        out[o_unseen + f] = u if u > 0 else 0
+    out[o_draw] = v[I_DRAW_LEN] / float(DECK_SIZE)
+    for k in range(n):
+        out[o_tot + k] = v[L[L_TOTALS] + (p + k) % n] / TOTAL_SCALE
+    out[o_round] = (v[I_ROUND] + 1) / R[R_ROUNDS]
+    out[o_seat + (p - v[I_DEALER]) % n] = 1.0
+    cap = R[R_CAP]
+    out[o_turns] = v[I_TURNS] / (cap * n) if cap > 0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def observe(games, players, out, cards, ints, L, R, SL):
+    """Observation of players[j] in games[j] into out[j]."""
+    for j in range(games.shape[0]):
+        observe_row(games[j], players[j], out[j], cards, ints, L, R, SL)

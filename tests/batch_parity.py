@@ -1,0 +1,101 @@
+"""Replaying games in both engines, move by move: the single-game `QuiddlerGame` and the batched `BatchGame`.
+
+Used by `tests/test_batch_parity.py` (a few hundred games per rule set) and by
+`benchmarks/parity.py` (100,000 games and more). Both engines deal from the same game
+seed (`StreamGenerator`); the moves are random legal ones from the replay's own
+generator, shy of going out (so rounds last, piles reshuffle and turn caps come), and
+after every move both must show the same legal moves, the same observation for every
+seat, and at every round end the same round scores, bonuses and totals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from quiddler_env.core import actions as A
+from quiddler_env.core.batch import BatchGame, StreamGenerator, game_seed
+from quiddler_env.core.config import QuiddlerConfig
+from quiddler_env.core.game import QuiddlerGame
+from quiddler_env.envs.observation import encode_observation
+
+RULE_SETS: dict[str, dict] = {
+    "default": {},
+    "three_players": {"num_players": 3},
+    "four_choose": {"num_players": 4, "layout": "choose"},
+    "two_choose_both": {"layout": "choose", "two_player_bonus": "both"},
+    "one_card_words_forced": {"min_word_cards": 1, "go_out": "forced", "num_players": 3},
+    "short_cap_total_floor": {"turn_cap": 3, "score_floor": "total", "two_player_bonus": "most_words"},
+    "no_floor_negative_bonus": {"score_floor": "none", "bonus_value": -5, "num_players": 5},
+    "eight_big_hands": {"num_players": 8, "hand_sizes": [11, 9, 2], "turn_cap": None},
+    "two_long_rounds": {"hand_sizes": [10, 11], "turn_cap": None},
+}
+"""Rule sets the replay covers: every option of `QuiddlerConfig` that changes how a game moves or scores."""
+GO_OUT_CHANCE: dict[str, float] = {"eight_big_hands": 0.01, "two_long_rounds": 0.01}
+"""How often a replay takes a legal go-out (default 0.3); rarely at eight players, so their piles run out."""
+
+
+@dataclass
+class ParityReport:
+    games: int = 0
+    moves: int = 0
+    rounds: int = 0
+    reshuffles: int = 0
+    turn_caps: int = 0
+
+
+class ParityError(AssertionError):
+    pass
+
+
+def replay(config: QuiddlerConfig, seed: int, games: int, *, go_out_chance: float = 0.3) -> ParityReport:
+    """Replay `games` random games of `config` in both engines (batch game i is seeded `game_seed(seed, i)`)."""
+    report = ParityReport()
+    batch = BatchGame(config, num_games=games)
+    batch.reset(seed=seed)
+    single = QuiddlerGame(config, solver=batch.solver)
+    rng = np.random.default_rng(seed)
+    n = config.num_players
+    for i in range(games):
+        game = np.asarray([i])
+        single.reset(rng=StreamGenerator(game_seed(seed, i)))
+        moves = 0
+        while not single.is_over:
+            mask = single.legal_action_mask()
+            got = batch.action_masks(game)[0]
+            if not np.array_equal(mask, got):
+                raise ParityError(
+                    f"game {i} move {moves}: masks differ: {np.flatnonzero(mask)} vs {np.flatnonzero(got)}"
+                )
+            for p in range(n):
+                want = encode_observation(single, p)
+                obs = batch.observe(np.asarray([p]), game)[0]
+                if not np.array_equal(want, obs):
+                    raise ParityError(
+                        f"game {i} move {moves}: seat {p}'s observation differs at {np.flatnonzero(want != obs)}"
+                    )
+            legal = np.flatnonzero(mask)
+            plain = legal[legal < A.GO_OUT_BASE] if rng.random() > go_out_chance else legal
+            action = int((plain if plain.size else legal)[rng.integers((plain if plain.size else legal).size)])
+            capped = single.went_out is None and action < A.GO_OUT_BASE
+            report.reshuffles += action == A.DRAW_PILE and not single.draw_pile
+            results = single.step(action)
+            batch.step(np.asarray([action]), game)
+            moves += 1
+            if results is not None:
+                report.rounds += 1
+                report.turn_caps += capped
+                want = [(r.round_score, sum(r.bonuses.values()), r.total) for r in results]
+                got_round = list(
+                    zip(
+                        batch.round_scores[i].tolist(), batch.bonuses[i].tolist(), batch.totals[i].tolist(), strict=True
+                    )
+                )
+                if want != got_round:
+                    raise ParityError(f"game {i} round {report.rounds}: results differ: {want} vs {got_round}")
+        if single.totals != batch.totals[i].tolist() or not batch.is_over[i]:
+            raise ParityError(f"game {i}: totals differ at the end: {single.totals} vs {batch.totals[i].tolist()}")
+        report.games += 1
+        report.moves += moves
+    return report
