@@ -60,12 +60,21 @@ def test_every_option_is_declared_once_with_a_default_a_doc_and_a_check():
         "illegal_reward",
     )
     assert common.env_option_names("solitaire") == ("render_mode", "illegal_action")
+    assert common.env_option_names("vector") == (
+        "reward_mode",
+        "reward_scale",
+        "max_cycles",
+        "learner_seat",
+        "opponents",
+        "autoreset_mode",
+        "illegal_reward",
+    )
     assert common.env_option_defaults("aec") == common.ENV_OPTION_DEFAULTS
     assert common.env_option_defaults("gym") == gym_env.GYM_OPTION_DEFAULTS
     # The default YAML lists every rule and every AEC option, nothing else.
     keys = set(re.findall(r"^(\w+):", DEFAULT_YAML.read_text(), flags=re.M))
     assert keys == set(QuiddlerConfig.field_names()) | set(common.env_option_names("aec"))
-    with pytest.raises(ValueError, match="unknown env kind 'pz'; known: aec, gym, solitaire"):
+    with pytest.raises(ValueError, match="unknown env kind 'pz'; known: aec, gym, solitaire, vector"):
         common.env_option_names("pz")
 
 

@@ -31,6 +31,7 @@ from .config import QuiddlerConfig
 from .dictionary import KEY_ORDER, load_dictionary
 from .game import IllegalActionError
 from .laying import MAX_CANDIDATES
+from .observation_slices import observation_layout
 from .solver import HandSolver, get_solver
 
 _FLOORS = {"round": K.FLOOR_ROUND, "total": K.FLOOR_TOTAL, "none": K.FLOOR_NONE}
@@ -106,8 +107,6 @@ class BatchGame:
     """N games under one rule set. Call `reset` before playing; see the module docstring."""
 
     def __init__(self, config: QuiddlerConfig | None = None, num_games: int = 1, solver: HandSolver | None = None):
-        from ..envs.observation import observation_layout  # the observation's slice table, declared there once
-
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
         self.config = config or QuiddlerConfig()

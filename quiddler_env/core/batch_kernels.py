@@ -27,6 +27,8 @@ import numpy as np
 from numba import njit
 
 from .cards import COUNTS, DECK_SIZE, NUM_FACES, POINTS, new_deck
+from .config import MAX_HAND_SIZE
+from .observation_slices import LETTERS_SCALE, TOTAL_SCALE, WORDS_SCALE
 from .solver_kernel import go_out_face_bits, layout_front_hand
 
 # -- the action table (as `actions`) and the phases (as `game.Phase`) ---------------------------
@@ -70,9 +72,6 @@ FIG = 5
 """A laid or candidate layout's figures: score (used - unused), longest word, words, card points used, unused."""
 F_SCORE, F_LONGEST, F_WORDS, F_USED, F_UNUSED = range(FIG)
 
-OBS_FIXED = 101
-"""Observation entries that do not grow with the players (see `envs.observation`)."""
-TOTAL_SCALE = 100.0
 
 _DECK = np.asarray(new_deck(), dtype=np.int8)
 _DECK_COUNTS = np.asarray(COUNTS, dtype=np.int64)
@@ -648,7 +647,7 @@ def observe_row(i, p, out, cards, ints, L, R, SL):
         out[o_hand + f] = c[hand + f]
     if v[I_DISC_LEN] > 0:
         out[o_top + c[L[L_DISC] + v[I_DISC_LEN] - 1]] = 1.0
-    out[o_hs] = v[I_HAND_SIZE] / 11.0
+    out[o_hs] = v[I_HAND_SIZE] / MAX_HAND_SIZE
     ph = v[I_PHASE]
     if ph in (DRAW, DISCARD):
         out[o_phase + ph] = 1.0
@@ -657,8 +656,8 @@ def observe_row(i, p, out, cards, ints, L, R, SL):
         for k in range(v[I_CAND_N]):
             base = L[L_CAND_FIG] + k * FIG
             out[o_cand + 3 * k] = v[base + F_SCORE] / TOTAL_SCALE
-            out[o_cand + 3 * k + 1] = v[base + F_LONGEST] / 22.0
-            out[o_cand + 3 * k + 2] = v[base + F_WORDS] / 11.0
+            out[o_cand + 3 * k + 1] = v[base + F_LONGEST] / LETTERS_SCALE
+            out[o_cand + 3 * k + 2] = v[base + F_WORDS] / WORDS_SCALE
     wo = v[I_WENT_OUT]
     if wo >= 0:
         out[o_final] = 1.0
@@ -675,8 +674,8 @@ def observe_row(i, p, out, cards, ints, L, R, SL):
             out[o_laid_cards + k * FACES + f] = c[lc + f]
         fig = L[L_LAID_FIG] + seat * FIG
         out[o_laid_fig + 3 * k] = v[fig + F_SCORE] / TOTAL_SCALE
-        out[o_laid_fig + 3 * k + 1] = v[fig + F_LONGEST] / 22.0
-        out[o_laid_fig + 3 * k + 2] = v[fig + F_WORDS] / 11.0
+        out[o_laid_fig + 3 * k + 1] = v[fig + F_LONGEST] / LETTERS_SCALE
+        out[o_laid_fig + 3 * k + 2] = v[fig + F_WORDS] / WORDS_SCALE
     for k in range(1, n):
         seat = (p + k) % n
         row = L[L_KNOWN] + seat * FACES

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
 
 from ..core import actions as A
+from ..core.batch_bots import BOT_CODES
 from ..core.cards import COUNTS, FACES, NUM_FACES, POINTS
 from ..core.config import QuiddlerConfig
 from ..core.files import read_yaml_mapping
@@ -33,8 +35,9 @@ DEFAULT_REWARD_SCALE = {"round_score": 0.01, "relative": 0.01, "win_loss": 1.0}
 """Round points are divided by 100 so a round's reward is about -1..2; a game result is +1/0/-1."""
 RENDER_MODES = ("human", "ansi")
 ILLEGAL_ACTION_MODES = ("terminate", "raise")
-ENV_KINDS = ("aec", "gym", "solitaire")
-"""aec: `quiddler_v0.raw_env` / `env()` (and `SelfPlayEnv`); gym: `Quiddler-v0`; solitaire: `QuiddlerSolitaire-v0`."""
+ENV_KINDS = ("aec", "gym", "solitaire", "vector")
+"""aec: `quiddler_v0.raw_env` / `env()` (and `SelfPlayEnv`); gym: `Quiddler-v0`; solitaire: `QuiddlerSolitaire-v0`;
+vector: `Quiddler-v0`'s vector entry point (`vector_env.QuiddlerVectorEnv`)."""
 
 BOOL_TYPES = (bool, np.bool_)
 """Types refused as actions, seeds and seats although Python and numpy count them as integers."""
@@ -177,6 +180,76 @@ def check_illegal_action(value: Any) -> str:
     return value
 
 
+# -- the vector env's opponents -------------------------------------------------------------
+
+COMPILED = tuple(BOT_CODES)
+"""Opponent specs the engine plays itself."""
+
+
+class OpponentMix:
+    """Weighted opponent entries ("random", "greedy" or a policy object), one drawn per game and seat per episode."""
+
+    def __init__(self, entries: Sequence[tuple[Any, float]]):
+        entries = list(entries)
+        if not entries:
+            raise ValueError("OpponentMix needs at least one (entry, weight) pair")
+        for entry, weight in entries:
+            check_entry(entry)
+            ok = (
+                isinstance(weight, (int, float)) and not isinstance(weight, bool) and np.isfinite(weight) and weight > 0
+            )
+            if not ok:
+                raise ValueError(f"OpponentMix: weight of {entry!r} must be a positive number, got {weight!r}")
+        self.entries = [entry for entry, _ in entries]
+        weights = np.asarray([w for _, w in entries], dtype=np.float64)
+        self.probabilities = weights / weights.sum()
+
+    def draw(self, rng: np.random.Generator) -> Any:
+        return self.entries[int(rng.choice(len(self.entries), p=self.probabilities))]
+
+    def __repr__(self) -> str:
+        return f"OpponentMix({list(zip(self.entries, self.probabilities.round(3).tolist(), strict=True))})"
+
+
+def check_entry(entry: Any) -> Any:
+    if isinstance(entry, str):
+        if entry not in COMPILED:
+            raise ValueError(
+                f"option 'opponents': {entry!r} is not a compiled bot ({', '.join(COMPILED)}); pass other agents as "
+                "policy objects with act(observation, action_mask)"
+            )
+        return entry
+    if isinstance(entry, OpponentMix) or callable(getattr(entry, "act", None)):
+        return entry
+    raise ValueError(
+        f"option 'opponents': bad entry {entry!r}; allowed: {', '.join(map(repr, COMPILED))}, a policy with "
+        "act(observation, action_mask), or an OpponentMix"
+    )
+
+
+def check_vector_opponents(opponents: Any, num_players: int) -> list[Any]:
+    """One entry for every opponent seat, or a list of one per seat (None: "random")."""
+    if opponents is None:
+        return ["random"] * (num_players - 1)
+    if isinstance(opponents, Sequence) and not isinstance(opponents, str):
+        entries = list(opponents)
+        if len(entries) != num_players - 1:
+            raise ValueError(
+                f"option 'opponents': {len(entries)} entries given for {num_players - 1} opponent seat(s) of a "
+                f"{num_players}-player game"
+            )
+        return [check_entry(e) for e in entries]
+    return [check_entry(opponents)] * (num_players - 1)
+
+
+def check_autoreset_mode(mode: Any) -> AutoresetMode:
+    allowed = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
+    for m in allowed:
+        if mode == m or mode == m.value:
+            return m
+    raise ValueError(f"option 'autoreset_mode': bad value {mode!r}; allowed: {', '.join(m.value for m in allowed)}")
+
+
 @dataclass(frozen=True)
 class EnvOption:
     """One env option: its default, a one-line doc, its check and the env kinds that take it.
@@ -190,6 +263,8 @@ class EnvOption:
     doc: str
     check: Callable[[Any, QuiddlerConfig, Mapping[str, Any]], Any]
     kinds: tuple[str, ...]
+    kind_checks: Mapping[str, Callable[[Any, QuiddlerConfig, Mapping[str, Any]], Any]] = field(default_factory=dict)
+    """A check of its own for some kinds (the vector env's opponents take more than policies)."""
 
 
 ENV_OPTIONS: tuple[EnvOption, ...] = (
@@ -198,14 +273,14 @@ ENV_OPTIONS: tuple[EnvOption, ...] = (
         "round_score",
         "round_score, relative or win_loss (the module docstring of quiddler_v0 explains each)",
         lambda v, cfg, opts: check_reward_mode(v),
-        ("aec", "gym"),
+        ("aec", "gym", "vector"),
     ),
     EnvOption(
         "reward_scale",
         None,
         "multiplies every reward; None: 0.01 for the point modes, 1 for win_loss (resolved to the number)",
         lambda v, cfg, opts: check_reward_options(opts["reward_mode"], v),
-        ("aec", "gym"),
+        ("aec", "gym", "vector"),
     ),
     EnvOption(
         "render_mode",
@@ -226,29 +301,37 @@ ENV_OPTIONS: tuple[EnvOption, ...] = (
         None,
         "truncate after max_cycles x num_players agent steps (aec) or max_cycles learner steps (gym); None: no limit",
         lambda v, cfg, opts: check_max_cycles(v),
-        ("aec", "gym"),
+        ("aec", "gym", "vector"),
     ),
     EnvOption(
         "learner_seat",
         0,
         "the learner's seat, or 'random' for a new seat each episode drawn from the env's np_random",
         lambda v, cfg, opts: check_learner_seat(v, cfg.num_players),
-        ("gym",),
+        ("gym", "vector"),
     ),
     EnvOption(
         "opponents",
         None,
         "the policies of the other seats: one object with act(observation, action_mask), or one per seat; "
-        "None: uniform random",
+        "None: uniform random (the vector env also takes 'random' and 'greedy', its compiled bots, and OpponentMix)",
         lambda v, cfg, opts: check_opponents(v, cfg.num_players),
-        ("gym",),
+        ("gym", "vector"),
+        {"vector": lambda v, cfg, opts: check_vector_opponents(v, cfg.num_players)},
+    ),
+    EnvOption(
+        "autoreset_mode",
+        "NextStep",
+        "NextStep (Gymnasium's default) or SameStep: when a finished sub-env starts its next episode",
+        lambda v, cfg, opts: check_autoreset_mode(v),
+        ("vector",),
     ),
     EnvOption(
         "illegal_reward",
         -1.0,
         "the learner's reward for an illegal action, which ends the episode",
         lambda v, cfg, opts: check_illegal_reward(v),
-        ("gym",),
+        ("gym", "vector"),
     ),
     EnvOption(
         "illegal_action",
@@ -293,7 +376,8 @@ def check_env_options(kind: str, options: Mapping[str, Any], config: QuiddlerCon
         )
     resolved: dict[str, Any] = {}
     for option in table:
-        resolved[option.name] = option.check(options.get(option.name, option.default), config, resolved)
+        check = option.kind_checks.get(kind, option.check)
+        resolved[option.name] = check(options.get(option.name, option.default), config, resolved)
     return resolved
 
 

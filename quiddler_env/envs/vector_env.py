@@ -1,0 +1,329 @@
+"""`QuiddlerVectorEnv`: `Quiddler-v0` as a native Gymnasium `VectorEnv` on the batched engine.
+
+```python
+import gymnasium as gym
+import quiddler_env  # registers Quiddler-v0 and its vector entry point
+
+envs = gym.make_vec("Quiddler-v0", num_envs=1024, vectorization_mode="vector_entry_point", opponents="greedy")
+obs, infos = envs.reset(seed=0)
+actions = [np.flatnonzero(m)[0] for m in infos["action_mask"]]   # or envs.action_masks()
+obs, rewards, terminations, truncations, infos = envs.step(actions)
+```
+
+N games of `core.batch.BatchGame` step together; one learner seat per game, the other
+seats played inside the env, as in `Quiddler-v0` (same observation, action table,
+rewards, options and illegal-action rule), so a policy trained on one plays the other.
+
+- Opponents (`opponents`): `"random"` (the default) and `"greedy"` are played by compiled
+  bots inside the engine, with no Python per game. Any other policy, an object with
+  `act(observation, action_mask)`, is called from Python: once per step for all the
+  games waiting on it through its `act_batch(observations, masks)` if it has one, else
+  once per game. One entry plays every opponent seat, or a list gives one per seat
+  (relative order, the seat after the learner first); `OpponentMix([(entry, weight), ...])`
+  draws an entry per game and seat at each episode.
+- Seeds: `reset(seed=s)` seeds episode k of sub-env i from `core.batch.game_seed(s, i, k)`:
+  its deal, its learner seat (`learner_seat="random"`), its opponent draws and the
+  compiled bots' choices. So the same seed gives the same games whatever `num_envs` is,
+  and any one of them can be replayed alone (`QuiddlerGame.reset(rng=StreamGenerator(...))`
+  deals the same cards). Python policies keep their own generators.
+- Autoreset: `autoreset_mode` NEXT_STEP (Gymnasium's default: the step after an
+  episode ends resets that sub-env and ignores its action) or SAME_STEP (the new
+  episode's first observation comes back at once; the final one is in
+  `infos["final_obs"]`, the final infos in `infos["final_info"]`).
+- The legal moves: `infos["action_mask"]` (int8, every step) and `action_masks()` (bool),
+  all zero for a sub-env whose episode just ended (NEXT_STEP).
+- Infos (Gymnasium's vector form, each key with its `_key` mask): `seat`,
+  `round_scores` and `round_bonuses` (per seat, absolute order) where a round ended in
+  the step, `totals` and `winner_count` where the game ended, `illegal_action`.
+- An illegal action (an id the mask does not allow) ends that sub-env's episode with
+  `illegal_reward`; actions that are not integers raise `IllegalActionError`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from ..core import batch_bots as BB
+from ..core import batch_kernels as K
+from ..core.batch import BatchGame, game_seed
+from ..core.config import QuiddlerConfig
+from . import common
+from .common import COMPILED, IllegalActionError, OpponentMix
+
+__all__ = ["COMPILED", "OpponentMix", "QuiddlerVectorEnv"]
+
+
+class QuiddlerVectorEnv(VectorEnv):
+    """N games of Quiddler for one learner seat each, the other seats inside (see the module docstring)."""
+
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        config: str | os.PathLike | Mapping[str, Any] | QuiddlerConfig | None = None,
+        *,
+        opponents: Any = None,
+        **options: Any,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        if opponents is not None:
+            options = {**options, "opponents": opponents}
+        self.config, opts = common.resolve_options(config, options, "vector")  # checked: common.ENV_OPTIONS
+        self.num_envs = N = int(num_envs)
+        n = self.num_players = self.config.num_players
+        self.reward_mode = opts["reward_mode"]
+        self.reward_scale = opts["reward_scale"]
+        self.max_cycles = opts["max_cycles"]
+        self.learner_seat_option = opts["learner_seat"]
+        self.illegal_reward = opts["illegal_reward"]
+        self.autoreset_mode = opts["autoreset_mode"]
+        self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
+        self.opponents = opts["opponents"]
+        self.games = BatchGame(self.config, N)
+        self.num_actions = self.games.num_actions
+        self.single_observation_space = common.observation_box(self.config)
+        self.single_action_space = spaces.Discrete(self.num_actions)
+        self.observation_space = batch_space(self.single_observation_space, N)
+        self.action_space = batch_space(self.single_action_space, N)
+        self.render_mode = None
+
+        self.seats = np.zeros(N, dtype=np.int64)
+        self.bots = np.full((N, n), BB.NOT_A_BOT, dtype=np.int8)
+        self.policies: list[list[Any]] = [[None] * n for _ in range(N)]
+        self.moves = np.zeros(N, dtype=np.int64)
+        self.steps = np.zeros(N, dtype=np.int64)
+        self.episodes = np.zeros(N, dtype=np.int64)
+        self.masks = np.zeros((N, self.num_actions), dtype=np.int8)
+        self.observations = np.zeros((N, self.games.observation_size), dtype=np.float32)
+        self._needs_reset = np.zeros(N, dtype=bool)
+        self._seed: int | None = None
+        self._any_python = any(not isinstance(e, str) for e in self.opponents)
+
+    # -- episodes ----------------------------------------------------------------------------
+
+    def _start(self, slots: np.ndarray) -> None:
+        """Deal a new episode in each of `slots`: its seed, learner seat and opponents, then play up to the learner."""
+        seeds = game_seed(self._seed, slots, self.episodes[slots])
+        self.games.reset(games=slots, seeds=seeds)
+        n = self.num_players
+        for i, s in zip(slots.tolist(), seeds.tolist(), strict=True):
+            # One generator per episode, from the episode's seed: its seat and its opponents are its own.
+            rng = np.random.default_rng(s)
+            seat = int(rng.integers(n)) if self.learner_seat_option == "random" else self.learner_seat_option
+            self.seats[i] = seat
+            self.bots[i, seat] = BB.NOT_A_BOT
+            self.policies[i][seat] = None
+            for k, entry in enumerate(self.opponents, start=1):
+                if isinstance(entry, OpponentMix):
+                    entry = entry.draw(rng)
+                other = (seat + k) % n
+                if isinstance(entry, str):
+                    self.bots[i, other] = BB.BOT_CODES[entry]
+                    self.policies[i][other] = entry
+                else:
+                    self.bots[i, other] = BB.NOT_A_BOT
+                    self.policies[i][other] = entry
+        self.episodes[slots] += 1
+        self.steps[slots] = 0
+        self.moves[slots] = 0
+        self.games.take_gains(slots)
+        self._advance(slots)
+
+    def _advance(self, slots: np.ndarray) -> None:
+        """Play the opponents of `slots` until each is at its learner's move or over."""
+        g = self.games
+        while True:
+            BB.play_bots(
+                slots, self.bots, self.moves, g.cards, g.ints, g.rng, g.go, g.L, g.R, g.sizes, g.S, self.num_actions
+            )
+            if not self._any_python:
+                return
+            cur = g.current_player[slots]
+            waiting = slots[(~g.is_over[slots]) & (cur != self.seats[slots])]
+            if waiting.size == 0:
+                return
+            groups: dict[int, tuple[Any, list[int]]] = {}
+            for i in waiting.tolist():
+                policy = self.policies[i][int(g.ints[i, K.I_CUR])]
+                groups.setdefault(id(policy), (policy, []))[1].append(i)
+            for policy, members in groups.values():
+                self._play_python(policy, np.asarray(members, dtype=np.int64))
+
+    def _play_python(self, policy: Any, slots: np.ndarray) -> None:
+        g = self.games
+        masks = g.action_masks(slots)
+        wants_obs = getattr(policy, "uses_observation", True)
+        obs = g.observe(games=slots) if wants_obs else None
+        if callable(getattr(policy, "act_batch", None)):
+            choices = list(policy.act_batch(obs, masks.copy()))
+        else:
+            choices = [policy.act(obs[j] if obs is not None else None, masks[j].copy()) for j in range(slots.size)]
+        actions = np.empty(slots.size, dtype=np.int64)
+        for j, choice in enumerate(choices):
+            move = common.action_id(choice)
+            if move is None or not (0 <= move < self.num_actions and masks[j, move]):
+                raise IllegalActionError(
+                    f"opponent policy {policy!r} in seat {int(g.ints[slots[j], K.I_CUR])} of sub-env {int(slots[j])} "
+                    f"chose illegal action {choice!r}; legal: {np.flatnonzero(masks[j]).tolist()}"
+                )
+            actions[j] = move
+        g.step(actions, slots)
+        self.moves[slots] += 1
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Deal a new game in every sub-env (or those of `options["reset_mask"]`)."""
+        seed = common.check_seed(seed)
+        if seed is not None or self._seed is None:
+            self._seed = seed if seed is not None else int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+            self.episodes[:] = 0
+        mask = (options or {}).get("reset_mask")
+        slots = self.games.all_games if mask is None else np.flatnonzero(np.asarray(mask, dtype=bool))
+        self._start(slots)
+        self._needs_reset[slots] = False
+        self._refresh(slots)
+        return self.observations.copy(), self._infos(np.zeros(self.num_envs, dtype=bool))
+
+    def _refresh(self, slots: np.ndarray) -> None:
+        g = self.games
+        live = slots[~g.is_over[slots]]
+        over = slots[g.is_over[slots]]
+        if live.size:
+            self.masks[live] = g.action_masks(live)
+        self.masks[over] = 0
+        self.observations[slots] = g.observe(self.seats[slots], slots)
+
+    def step(self, actions: Any):
+        """Play each sub-env's learner action, then its opponents up to the learner's next move (see the docstring)."""
+        if self._seed is None:
+            raise common.not_started_error("step()")
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,) or not (
+            np.issubdtype(actions.dtype, np.integer) and actions.dtype != np.bool_
+        ):
+            raise IllegalActionError(
+                f"actions must be {self.num_envs} integer action ids (shape ({self.num_envs},)), got {actions.dtype} "
+                f"array of shape {actions.shape}"
+            )
+        N = self.num_envs
+        rewards = np.zeros(N, dtype=np.float64)
+        terminated = np.zeros(N, dtype=bool)
+        truncated = np.zeros(N, dtype=bool)
+        illegal = np.zeros(N, dtype=bool)
+        restart = (
+            np.flatnonzero(self._needs_reset)
+            if self.autoreset_mode == AutoresetMode.NEXT_STEP
+            else np.empty(0, np.int64)
+        )
+        playing = np.ones(N, dtype=bool)
+        playing[restart] = False
+        slots = np.flatnonzero(playing)
+        acts = actions[slots].astype(np.int64)
+        legal = (acts >= 0) & (acts < self.num_actions)
+        legal[legal] = self.masks[slots[legal], acts[legal]] > 0
+        bad = slots[~legal]
+        illegal[bad] = True
+        terminated[bad] = True
+        rewards[bad] = self.illegal_reward
+        good = slots[legal]
+        g = self.games
+        rounds_before = g.rounds_completed.copy()
+        if good.size:
+            g.step(acts[legal], good)
+            self.moves[good] += 1
+            self.steps[good] += 1
+            self._advance(good)
+            rewards[good] += self._rewards(good)
+            over = good[g.is_over[good]]
+            terminated[over] = True
+            if self.max_cycles is not None:
+                cut = good[(~g.is_over[good]) & (self.steps[good] >= self.max_cycles)]
+                truncated[cut] = True
+        done = terminated | truncated
+        round_ended = g.rounds_completed != rounds_before
+        self._refresh(slots)
+        self.masks[np.flatnonzero(done)] = 0
+        infos = self._infos(round_ended, done=done & ~illegal, illegal=illegal)
+        if restart.size:
+            self._start(restart)
+            self._refresh(restart)
+        ended = np.flatnonzero(done)
+        if self.autoreset_mode == AutoresetMode.SAME_STEP and ended.size:
+            final_obs = np.empty(N, dtype=object)
+            for i in ended.tolist():
+                final_obs[i] = self.observations[i].copy()
+            infos["final_info"] = dict(infos)
+            infos["_final_info"] = done.copy()
+            infos["final_obs"] = final_obs
+            infos["_final_obs"] = done.copy()
+            self._start(ended)
+            self._refresh(ended)
+        else:
+            self._needs_reset = done
+        infos["action_mask"] = self.masks.copy()
+        infos["seat"] = self.seats.copy()
+        return self.observations.copy(), rewards, terminated, truncated, infos
+
+    def _rewards(self, slots: np.ndarray) -> np.ndarray:
+        """The learner's reward from the round ends since its last move (`common.round_rewards` in arrays)."""
+        gains = self.games.take_gains(slots).astype(np.float64)
+        seat = self.seats[slots]
+        rows = np.arange(slots.size)
+        mine = gains[rows, seat]
+        if self.reward_mode == "round_score":
+            return mine * self.reward_scale
+        if self.reward_mode == "relative":
+            others = (gains.sum(axis=1) - mine) / (self.num_players - 1)
+            return (mine - others) * self.reward_scale
+        out = np.zeros(slots.size)
+        over = self.games.is_over[slots]
+        if over.any():
+            totals = self.games.totals[slots[over]]
+            best = totals.max(axis=1)
+            won = totals[np.arange(totals.shape[0]), seat[over]] == best
+            sole = (totals == best[:, None]).sum(axis=1) == 1
+            out[over] = np.where(won, np.where(sole, 1.0, 0.0), -1.0) * self.reward_scale
+        return out
+
+    def _infos(self, round_ended: np.ndarray, *, done: np.ndarray | None = None, illegal: np.ndarray | None = None):
+        g = self.games
+        N = self.num_envs
+        everyone = np.ones(N, dtype=bool)
+        infos: dict[str, Any] = {
+            "action_mask": self.masks.copy(),
+            "_action_mask": everyone,
+            "seat": self.seats.copy(),
+            "_seat": everyone,
+        }
+        if round_ended.any():
+            infos["round_scores"] = g.round_scores.astype(np.int64)
+            infos["_round_scores"] = round_ended.copy()
+            infos["round_bonuses"] = g.bonuses.astype(np.int64)
+            infos["_round_bonuses"] = round_ended.copy()
+        if done is not None and done.any():
+            over = done & g.is_over
+            if over.any():
+                totals = g.totals.astype(np.int64)
+                infos["totals"] = totals
+                infos["_totals"] = over
+                infos["winner_count"] = (totals == totals.max(axis=1, keepdims=True)).sum(axis=1)
+                infos["_winner_count"] = over.copy()
+        if illegal is not None and illegal.any():
+            infos["illegal_action"] = illegal.copy()
+            infos["_illegal_action"] = illegal.copy()
+        return infos
+
+    def action_masks(self) -> np.ndarray:
+        """The learners' legal moves now, bool (num_envs, num_actions) (sb3-contrib's MaskablePPO convention)."""
+        return self.masks.astype(bool)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        pass
