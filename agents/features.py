@@ -24,11 +24,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
-from quiddler_env.core.cards import NUM_FACES
+from quiddler_env.core.batch import solver_tables
+from quiddler_env.core.cards import NUM_FACES, POINTS
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.dictionary import load_dictionary
 from quiddler_env.core.solver import HandSolver, get_solver
+from quiddler_env.core.solver_kernel import best_layout_hand, discard_table
 from quiddler_env.envs.observation import observation_layout
 
 SCORE_SCALE = 50.0
@@ -36,16 +39,19 @@ WORDS_SCALE = 5.0
 LONGEST_SCALE = 10.0
 FEATURE_BOUND = 20.0
 """Every feature lies in [-FEATURE_BOUND, FEATURE_BOUND] (a layout scores at most a few hundred points)."""
+_POINTS = np.asarray(POINTS, dtype=np.int64)
 
 
 @dataclass(frozen=True)
 class FeatureSet:
-    """A named observation feature function and its size."""
+    """A named observation feature function and its size; `compute_batch` computes it for a batch of observations
+    at once (compiled), with the same floats as `compute` row by row (`tests/test_features_batch.py`)."""
 
     name: str
     size: int
     compute: Callable[[np.ndarray, int, HandSolver], np.ndarray]
     summary: str
+    compute_batch: Callable[[np.ndarray, int, HandSolver], np.ndarray]
 
 
 def _solver_v1(observation: np.ndarray, num_players: int, solver: HandSolver) -> np.ndarray:
@@ -81,9 +87,93 @@ def _solver_v1(observation: np.ndarray, num_players: int, solver: HandSolver) ->
     return np.clip(out, -FEATURE_BOUND, FEATURE_BOUND)
 
 
+@njit(cache=True, nogil=True)
+def _solver_v1_rows(obs, out, o_hand, o_top, o_phase, min_cards, S):
+    """`_solver_v1` for each row of obs (float32 (B, size)) into out (float32 (B, 132))."""
+    h = np.zeros(NUM_FACES, np.int64)
+    for b in range(obs.shape[0]):
+        row = obs[b]
+        o = out[b]
+        o[:] = 0.0
+        n_cards = 0
+        for f in range(NUM_FACES):
+            h[f] = np.int64(np.rint(row[o_hand + f]))
+            n_cards += h[f]
+        if n_cards == 0:
+            continue
+        if row[o_phase] > 0.5:  # draw
+            used, terms, unused = best_layout_hand(h, S[0], min_cards, S[1], S[2], S[3], S[4], S[5], S[6], S[7])
+            total = 0
+            for f in range(NUM_FACES):
+                total += h[f] * _POINTS[f]
+            now = 2 * np.int64(used) - total
+            longest = 0
+            for t in terms:
+                longest = max(longest, S[6][t])
+            o[0] = now / SCORE_SCALE
+            o[1] = terms.shape[0] / WORDS_SCALE
+            o[2] = longest / LONGEST_SCALE
+            o[3] = 1.0 if unused.shape[0] == 0 else 0.0
+            top = -1
+            for f in range(NUM_FACES):
+                if row[o_top + f] > 0.5:
+                    top = f
+                    break
+            if top >= 0:
+                h[top] += 1
+                faces, used2, words, longs, cover = discard_table(
+                    h, S[0], min_cards, S[1], S[2], S[3], S[4], S[5], S[6], S[7]
+                )
+                total += _POINTS[top]
+                best_s, best_w, best_l = -(10**9), -1, -1
+                any_out = False
+                for j in range(faces.shape[0]):
+                    rest = total - _POINTS[faces[j]]
+                    sc = 2 * np.int64(used2[j]) - rest
+                    if sc > best_s or (
+                        sc == best_s and (words[j] > best_w or (words[j] == best_w and longs[j] > best_l))
+                    ):
+                        best_s, best_w, best_l = sc, words[j], longs[j]
+                    if cover[j] and rest > 0:
+                        any_out = True
+                o[4] = (best_s - now) / SCORE_SCALE
+                o[5] = best_w / WORDS_SCALE
+                o[6] = best_l / LONGEST_SCALE
+                o[7] = 1.0 if any_out else 0.0
+        elif row[o_phase + 1] > 0.5 and n_cards > 1:  # discard
+            faces, used2, words, longs, cover = discard_table(
+                h, S[0], min_cards, S[1], S[2], S[3], S[4], S[5], S[6], S[7]
+            )
+            total = 0
+            for f in range(NUM_FACES):
+                total += h[f] * _POINTS[f]
+            for j in range(faces.shape[0]):
+                rest = total - _POINTS[faces[j]]
+                base = 8 + 4 * faces[j]
+                o[base] = (2 * np.int64(used2[j]) - rest) / SCORE_SCALE
+                o[base + 1] = words[j] / WORDS_SCALE
+                o[base + 2] = longs[j] / LONGEST_SCALE
+                o[base + 3] = 1.0 if (cover[j] and rest > 0) else 0.0
+        for k in range(o.shape[0]):
+            o[k] = min(max(o[k], -FEATURE_BOUND), FEATURE_BOUND)
+
+
+def _solver_v1_batch(observations: np.ndarray, num_players: int, solver: HandSolver) -> np.ndarray:
+    obs = np.ascontiguousarray(observations, dtype=np.float32)
+    s = observation_layout(num_players).slices
+    out = np.empty((obs.shape[0], 8 + 4 * NUM_FACES), dtype=np.float32)
+    tables = solver_tables(solver)
+    _solver_v1_rows(obs, out, s["hand"].start, s["discard_top"].start, s["phase"].start, solver.min_cards, tables)
+    return out
+
+
 FEATURE_SETS: dict[str, FeatureSet] = {
     "solver_v1": FeatureSet(
-        "solver_v1", 8 + 4 * NUM_FACES, _solver_v1, "best layout now / after taking the discard / after each discard"
+        "solver_v1",
+        8 + 4 * NUM_FACES,
+        _solver_v1,
+        "best layout now / after taking the discard / after each discard",
+        _solver_v1_batch,
     ),
 }
 
@@ -124,3 +214,12 @@ class ObservationFeatures:
                 f"observation has {obs.shape[0]} entries; a {self.num_players}-player table has {self.base_size}"
             )
         return np.concatenate([obs, self.features.compute(obs, self.num_players, self.solver)])
+
+    def batch(self, observations: np.ndarray) -> np.ndarray:
+        """Observations (B, base size) with the features appended (float32 (B, size)), compiled."""
+        obs = np.asarray(observations, dtype=np.float32)
+        if obs.ndim != 2 or obs.shape[1] != self.base_size:
+            raise ValueError(
+                f"observations of shape {obs.shape}; a {self.num_players}-player table has rows of {self.base_size}"
+            )
+        return np.concatenate([obs, self.features.compute_batch(obs, self.num_players, self.solver)], axis=1)

@@ -135,7 +135,7 @@ def test_csv_table_appends_extends_and_truncates(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("vec_env", ["dummy", "subproc"])
+@pytest.mark.parametrize("vec_env", ["dummy", "subproc", "batched"])
 def test_training_vec_env_masks_match_the_envs(vec_env):
     from agents.training.config import RunConfig
     from agents.training.sb3.trainer import build_vec_env

@@ -14,7 +14,7 @@ every default:
 | `opponents` | list of `{spec, weight}`: agent specs (`random`, `greedy`, `expert`, `policy:PATH`) drawn per episode and seat with these weights |
 | `league` | self-play: `enabled`, `snapshot_every`, `pool_size`, `weight` (of the pool against the bots), `deterministic` |
 | `algo` | MaskablePPO hyperparameters (`PPOConfig`) |
-| `train` | `total_timesteps`, `n_envs`, `vec_env`, `checkpoint_every`, `keep_checkpoints`, `progress_bar`, `torch_threads`, `log_interval` |
+| `train` | `total_timesteps`, `n_envs`, `vec_env` (`auto`, `dummy`, `subproc`, or `batched`: every game in the batched engine, sb3 only), `checkpoint_every`, `keep_checkpoints`, `progress_bar`, `torch_threads`, `log_interval` |
 | `eval` | periodic evaluation: `every`, `games`, `opponents`, `deterministic`, `seed`, `at_start` |
 | `pretrain` | imitation warm start before PPO: `teacher` (an agent spec, or null: none), `games`, `epochs`, `batch_size`, `learning_rate`, `value_coef` |
 | the backend's sections | e.g. `ray` and `rllib` for `backend: rllib` (see `agents.training.rllib.config`); declared by the backend (`agents.training.backends`) |
@@ -62,7 +62,7 @@ from .checks import (
     string,
 )
 
-VEC_ENVS = ("auto", "dummy", "subproc")
+VEC_ENVS = ("auto", "dummy", "subproc", "batched")
 RUN_ENV_OPTIONS = tuple(n for n in env_option_names("gym") if n not in ("opponents", "render_mode", "render_view"))
 """The options of `Quiddler-v0` a run may set besides the rules (derived from the env's own table; the opponents
 have their own section, rendering is not for training). A backend adds its own (`ENV_OPTIONS` of its config)."""
@@ -225,7 +225,7 @@ class TrainConfig:
     total_timesteps: int = checked(100_000, positive_int)
     n_envs: int = checked(1, positive_int)
     vec_env: str = checked("auto", one_of(*VEC_ENVS))
-    """auto: DummyVecEnv for 1 env, SubprocVecEnv for more."""
+    """auto: DummyVecEnv for 1 env, SubprocVecEnv for more; batched: all n_envs games in the batched engine (sb3)."""
     checkpoint_every: int = checked(50_000, positive_int)
     keep_checkpoints: int = checked(3, positive_int)
     progress_bar: bool = checked(True, boolean)

@@ -87,7 +87,7 @@ class QuiddlerVectorEnv(VectorEnv):
         self.illegal_reward = opts["illegal_reward"]
         self.autoreset_mode = opts["autoreset_mode"]
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
-        self.opponents = opts["opponents"]
+        self.set_opponents(opts["opponents"])
         self.games = BatchGame(self.config, N)
         self.num_actions = self.games.num_actions
         self.single_observation_space = common.observation_box(self.config)
@@ -106,7 +106,13 @@ class QuiddlerVectorEnv(VectorEnv):
         self.observations = np.zeros((N, self.games.observation_size), dtype=np.float32)
         self._needs_reset = np.zeros(N, dtype=bool)
         self._seed: int | None = None
-        self._any_python = any(not isinstance(e, str) for e in self.opponents)
+
+    def set_opponents(self, opponents: Any) -> None:
+        """New opponents (as the `opponents` option), for the episodes that start from now on."""
+        self.opponents = common.check_vector_opponents(opponents, self.num_players)
+        entries = [e for o in self.opponents for e in (o.entries if isinstance(o, OpponentMix) else [o])]
+        # Sticky: games already dealt may still seat the Python policies of the earlier opponents.
+        self._any_python = getattr(self, "_any_python", False) or any(not isinstance(e, str) for e in entries)
 
     # -- episodes ----------------------------------------------------------------------------
 

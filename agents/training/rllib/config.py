@@ -100,6 +100,10 @@ def resolve_sections(data: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
 def check_run(cfg: RunConfig) -> None:
     """The constraints of RLlib on the shared sections (`check_rllib_run`, its plan unused here)."""
+    if cfg.train.vec_env == "batched":
+        raise RunConfigError(
+            "config key 'train.vec_env': batched is the sb3 backend's vector env; RLlib runs its own env runners"
+        )
     check_rllib_run(cfg)
 
 

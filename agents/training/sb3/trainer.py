@@ -68,7 +68,8 @@ def _outcome(info: dict[str, Any]) -> str:
 
 
 def build_vec_env(cfg: RunConfig, league_paths: list[str], n_envs: int | None = None):
-    """The training vector env: SubprocVecEnv (or DummyVecEnv) of TrainingEnvs, under VecMonitor and a timer."""
+    """The training vector env: SubprocVecEnv (or DummyVecEnv) of TrainingEnvs, or the batched engine's
+    `BatchedVecEnv`, under VecMonitor and a timer."""
     n = n_envs or cfg.train.n_envs
     factory = partial(
         make_training_env,
@@ -82,6 +83,20 @@ def build_vec_env(cfg: RunConfig, league_paths: list[str], n_envs: int | None = 
         cfg.env["layout_shaping"],
     )
     kind = cfg.train.vec_env
+    if kind == "batched":
+        from .batched import BatchedVecEnv
+
+        venv = BatchedVecEnv(
+            n,
+            cfg.game_config().to_dict(),
+            cfg.env_options(),
+            [(o.spec, o.weight) for o in cfg.opponents],
+            cfg.league.weight if cfg.league.enabled else 0.0,
+            list(league_paths),
+            cfg.league.deterministic,
+            cfg.algo.observation_features,
+        )
+        return TimedVecEnv(VecMonitor(venv))
     if kind == "auto":
         kind = "subproc" if n > 1 else "dummy"
     venv = SubprocVecEnv([factory] * n) if kind == "subproc" else DummyVecEnv([factory] * n)

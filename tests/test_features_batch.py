@@ -1,0 +1,65 @@
+"""The compiled feature sets give the same floats as the Python ones, row by row."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.features import FEATURE_SETS, ObservationFeatures
+from quiddler_env.core.batch import BatchGame
+from quiddler_env.core.batch_bots import GREEDY, RANDOM, play_bots
+from quiddler_env.core.config import QuiddlerConfig
+
+
+def observations(config: QuiddlerConfig, games: int, seed: int) -> np.ndarray:
+    """Observations of every seat at many points of random and greedy games (draw, discard and lay phases)."""
+    batch = BatchGame(config, games)
+    batch.reset(seed=seed)
+    rows = []
+    rng = np.random.default_rng(seed)
+    for _ in range(60):
+        live = batch.all_games[~batch.is_over]
+        if live.size == 0:
+            break
+        for p in range(config.num_players):
+            rows.append(batch.observe(np.full(live.size, p), live))
+        masks = batch.action_masks(live)
+        batch.step(np.argmax(rng.random(masks.shape) * masks + masks, axis=1), live)
+        bots = np.where(rng.random((games, config.num_players)) < 0.5, RANDOM, GREEDY).astype(np.int8)
+        bots[:, 0] = -1
+        moves = np.zeros(games, dtype=np.int64)
+        play_bots(
+            live,
+            bots,
+            moves,
+            batch.cards,
+            batch.ints,
+            batch.rng,
+            batch.go,
+            batch.L,
+            batch.R,
+            batch.sizes,
+            batch.S,
+            batch.num_actions,
+        )
+    return np.concatenate(rows)
+
+
+@pytest.mark.parametrize("rules", [{}, {"num_players": 3, "min_word_cards": 1}, {"layout": "choose"}])
+@pytest.mark.parametrize("name", list(FEATURE_SETS))
+def test_batch_features_equal_the_python_features(name, rules):
+    config = QuiddlerConfig(**rules)
+    features = ObservationFeatures(name, config)
+    obs = observations(config, 12, seed=len(rules))
+    got = features.batch(obs)
+    want = np.stack([features(o) for o in obs])
+    assert got.shape == want.shape == (obs.shape[0], features.size)
+    assert np.array_equal(got, want)
+    extra = want[:, features.base_size :]
+    assert (extra[:, 0] != 0).any() and (extra[:, 8:] != 0).any()  # draw and discard features were both exercised
+
+
+def test_batch_features_refuse_the_wrong_width():
+    features = ObservationFeatures("solver_v1", QuiddlerConfig())
+    with pytest.raises(ValueError, match="a 2-player table has rows of 287"):
+        features.batch(np.zeros((3, 10), dtype=np.float32))
