@@ -16,6 +16,7 @@ import numpy as np
 
 from quiddler_env.core import actions as A
 from quiddler_env.core.batch import BatchGame, StreamGenerator, game_seed
+from quiddler_env.core.cards import new_deck
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import QuiddlerGame
 from quiddler_env.envs.observation import encode_observation
@@ -49,17 +50,24 @@ class ParityError(AssertionError):
     pass
 
 
-def replay(config: QuiddlerConfig, seed: int, games: int, *, go_out_chance: float = 0.3) -> ParityReport:
-    """Replay `games` random games of `config` in both engines (batch game i is seeded `game_seed(seed, i)`)."""
+def replay(
+    config: QuiddlerConfig, seed: int, games: int, *, go_out_chance: float = 0.3, stacked: bool = False
+) -> ParityReport:
+    """Replay `games` random games of `config` in both engines (batch game i is seeded `game_seed(seed, i)`);
+    `stacked`: every round deals a stacked deck (drawn from the replay's generator), as tournaments deal."""
     report = ParityReport()
-    batch = BatchGame(config, num_games=games)
-    batch.reset(seed=seed)
-    single = QuiddlerGame(config, solver=batch.solver)
     rng = np.random.default_rng(seed)
+    batch = BatchGame(config, num_games=games)
+    decks = None
+    if stacked:
+        deck = np.asarray(new_deck(), dtype=np.int8)
+        decks = np.stack([[rng.permutation(deck) for _ in range(config.num_rounds)] for _ in range(games)])
+    batch.reset(seed=seed, decks=decks)
+    single = QuiddlerGame(config, solver=batch.solver)
     n = config.num_players
     for i in range(games):
         game = np.asarray([i])
-        single.reset(rng=StreamGenerator(game_seed(seed, i)))
+        single.reset(rng=StreamGenerator(game_seed(seed, i)), decks=None if decks is None else decks[i].tolist())
         moves = 0
         while not single.is_over:
             mask = single.legal_action_mask()

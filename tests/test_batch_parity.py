@@ -34,6 +34,24 @@ def test_batch_engine_replays_the_single_engine(name):
         assert report.turn_caps > 0  # and the turn cap
 
 
+@pytest.mark.parametrize("rules", [{}, {"num_players": 6, "turn_cap": None, "hand_sizes": [10, 11]}])
+def test_stacked_decks_replay_too(rules):
+    config = QuiddlerConfig(**rules)
+    report = replay(config, seed=2, games=4 if rules else 20, go_out_chance=0.02 if rules else 0.3, stacked=True)
+    assert report.rounds == report.games * config.num_rounds
+    if rules:
+        assert report.reshuffles > 0  # reshuffles of a stacked game draw from the game's generator in both engines
+
+
+def test_stacked_decks_are_checked():
+    games = BatchGame(num_games=2)
+    with pytest.raises(ValueError, match="decks of shape"):
+        games.reset(seed=0, decks=np.zeros((2, 3, 118), dtype=np.int8))
+    bad = np.zeros((2, 8, 118), dtype=np.int8)
+    with pytest.raises(ValueError, match="all 118 cards exactly once"):
+        games.reset(seed=0, decks=bad)
+
+
 def test_a_game_of_a_batch_is_the_same_whatever_the_batch_size():
     small, large = BatchGame(num_games=3), BatchGame(num_games=40)
     small.reset(seed=5)

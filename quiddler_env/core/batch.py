@@ -27,6 +27,7 @@ from numba import njit
 
 from . import actions as A
 from . import batch_kernels as K
+from .cards import DECK_SIZE, new_deck
 from .config import QuiddlerConfig
 from .dictionary import KEY_ORDER, load_dictionary
 from .game import IllegalActionError
@@ -114,7 +115,7 @@ class BatchGame:
         self.num_games = int(num_games)
         n = self.num_players = self.config.num_players
         self.num_actions = A.num_actions(self.config.layout)
-        self.L = K.layout_offsets(n, MAX_CANDIDATES)
+        self.L = K.layout_offsets(n, MAX_CANDIDATES, self.config.num_rounds)
         self.R = rule_array(self.config)
         self.sizes = np.asarray(self.config.hand_sizes, dtype=np.int64)
         self.S = solver_tables(self.solver)
@@ -132,9 +133,17 @@ class BatchGame:
     # -- setting up ------------------------------------------------------------------
 
     def reset(
-        self, seed: int | None = None, *, games: np.ndarray | None = None, seeds: np.ndarray | None = None
+        self,
+        seed: int | None = None,
+        *,
+        games: np.ndarray | None = None,
+        seeds: np.ndarray | None = None,
+        decks: np.ndarray | None = None,
     ) -> None:
-        """Deal new games: every game (or `games`), game i seeded `game_seed(seed, i)`, or from `seeds` (uint64)."""
+        """Deal new games: every game (or `games`), game i seeded `game_seed(seed, i)`, or from `seeds` (uint64).
+
+        `decks` stacks the decks, as `QuiddlerGame.reset(decks=...)`: faces (len(games), num_rounds, 118), each
+        round's card order top first; reshuffles still draw from each game's generator."""
         games = self.all_games if games is None else np.ascontiguousarray(games, dtype=np.int64)
         if seeds is None:
             if seed is None:
@@ -143,7 +152,18 @@ class BatchGame:
         seeds = np.ascontiguousarray(seeds, dtype=np.uint64)
         if seeds.shape != games.shape:
             raise ValueError(f"reset: {seeds.shape[0]} seeds for {games.shape[0]} games")
-        K.reset_games(games, seeds, self.cards, self.ints, self.rng, self.go, self.L, self.R, self.sizes)
+        stacked = np.zeros(games.shape[0], dtype=np.int32)
+        if decks is not None:
+            decks = np.asarray(decks)
+            shape = (games.shape[0], self.config.num_rounds, DECK_SIZE)
+            if decks.shape != shape:
+                raise ValueError(f"reset: decks of shape {decks.shape}, expected {shape} (games, rounds, cards)")
+            if not (np.sort(decks, axis=2) == np.asarray(new_deck())).all():
+                raise ValueError(f"a stacked deck must hold all {DECK_SIZE} cards exactly once each")
+            start = int(self.L[K.L_STACK])
+            self.cards[games, start : start + decks[0].size] = decks.reshape(games.shape[0], -1)
+            stacked[:] = 1
+        K.reset_games(games, seeds, stacked, self.cards, self.ints, self.rng, self.go, self.L, self.R, self.sizes)
 
     # -- moving -------------------------------------------------------------------------
 

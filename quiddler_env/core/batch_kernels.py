@@ -45,7 +45,19 @@ FLOOR_ROUND, FLOOR_TOTAL, FLOOR_NONE = 0, 1, 2
 
 # -- offsets into a game's rows: indices into L ------------------------------------------------
 # cards (int8)
-L_HANDS, L_KNOWN, L_DISC_COUNTS, L_DRAW, L_DISC, L_LAID_CARDS, L_LAY_ORDER, L_QUEUE, L_CAND_CARDS, L_CARDS_W = range(10)
+(
+    L_HANDS,
+    L_KNOWN,
+    L_DISC_COUNTS,
+    L_DRAW,
+    L_DISC,
+    L_LAID_CARDS,
+    L_LAY_ORDER,
+    L_QUEUE,
+    L_CAND_CARDS,
+    L_STACK,
+    L_CARDS_W,
+) = range(11)
 # ints (int32): scalars first
 (
     I_ROUND,
@@ -64,10 +76,11 @@ L_HANDS, L_KNOWN, L_DISC_COUNTS, L_DRAW, L_DISC, L_LAID_CARDS, L_LAY_ORDER, L_QU
     I_CAND_N,
     I_ROUNDS_DONE,
     I_ROUND_ENDED,
-) = range(16)
-N_SCALARS = 16
-L_TOTALS, L_GAIN, L_ROUND_SCORE, L_LAID_FIG, L_CAND_FIG, L_BONUS, L_INTS_W = range(10, 17)
-L_SIZE = 17
+    I_STACKED,
+) = range(17)
+N_SCALARS = 17
+L_TOTALS, L_GAIN, L_ROUND_SCORE, L_LAID_FIG, L_CAND_FIG, L_BONUS, L_INTS_W = range(11, 18)
+L_SIZE = 18
 FIG = 5
 """A laid or candidate layout's figures: score (used - unused), longest word, words, card points used, unused."""
 F_SCORE, F_LONGEST, F_WORDS, F_USED, F_UNUSED = range(FIG)
@@ -81,8 +94,8 @@ _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 
 
-def layout_offsets(num_players: int, k: int) -> np.ndarray:
-    """The offset table L for a table of `num_players` and K candidate layouts."""
+def layout_offsets(num_players: int, k: int, num_rounds: int) -> np.ndarray:
+    """The offset table L for a table of `num_players`, K candidate layouts and `num_rounds` stacked decks."""
     n = num_players
     off = np.zeros(L_SIZE, np.int64)
     pos = 0
@@ -96,6 +109,7 @@ def layout_offsets(num_players: int, k: int) -> np.ndarray:
         (L_LAY_ORDER, n),
         (L_QUEUE, n),
         (L_CAND_CARDS, k * FACES),
+        (L_STACK, num_rounds * DECK_SIZE),
     ):
         off[name] = pos
         pos += size
@@ -197,15 +211,19 @@ def start_round(i, cards, ints, rng, go, L, R, sizes):
     c = cards[i]
     v = ints[i]
     hs = sizes[v[I_ROUND]]
-    # The deck is shuffled top first; the pile is stored bottom first (its top is its last card).
-    order = _DECK.copy()
-    shuffle(rng, i, order, DECK_SIZE)
+    # The deck is shuffled (or stacked) top first; the pile is stored bottom first (its top is its last card).
+    if v[I_STACKED]:
+        start = L[L_STACK] + v[I_ROUND] * DECK_SIZE
+        order = c[start : start + DECK_SIZE].copy()
+    else:
+        order = _DECK.copy()
+        shuffle(rng, i, order, DECK_SIZE)
     d = L[L_DRAW]
     for k in range(DECK_SIZE):
         c[d + k] = order[DECK_SIZE - 1 - k]
     for k in range(L[L_HANDS], L[L_DISC_COUNTS] + FACES):  # hands, cards known taken, discard counts
         c[k] = 0
-    for k in range(L[L_LAID_CARDS], L[L_CARDS_W]):
+    for k in range(L[L_LAID_CARDS], L[L_STACK]):
         c[k] = 0
     dl = DECK_SIZE
     dealer = v[I_DEALER]
@@ -236,14 +254,16 @@ def start_round(i, cards, ints, rng, go, L, R, sizes):
 
 
 @njit(cache=True, nogil=True)
-def reset_games(games, seeds, cards, ints, rng, go, L, R, sizes):
-    """Start a new game in each row `games[j]`, its generators seeded from the uint64 `seeds[j]`."""
+def reset_games(games, seeds, stacked, cards, ints, rng, go, L, R, sizes):
+    """Start a new game in each row `games[j]`, its generators seeded from the uint64 `seeds[j]`;
+    `stacked[j]`: its rounds deal the decks already in its stack rows (reshuffles still draw from its generator)."""
     n = R[R_PLAYERS]
     for j in range(games.shape[0]):
         i = games[j]
         rng[i, 0] = seeds[j]
         rng[i, 1] = mix64(seeds[j] ^ _M2)
         v = ints[i]
+        v[I_STACKED] = stacked[j]
         v[I_ROUND] = 0
         v[I_DEALER] = n - 1
         v[I_ROUNDS_DONE] = 0
