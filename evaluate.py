@@ -37,6 +37,7 @@ DEFAULTS: dict[str, Any] = {
     "table_size": None,
     "duplicate": True,
     "workers": None,
+    "engine": "auto",
     "out": "results/eval",
     "save_games": False,
     "trust_models": False,
@@ -114,6 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--duplicate", action=argparse.BooleanOptionalAction, default=None, help="duplicate deals (default on)"
     )
     p.add_argument("--workers", type=int, help="worker processes (default, or 0: all cores)")
+    p.add_argument(
+        "--engine",
+        choices=("auto", "batched", "single"),
+        help="batched: every game at once on the batched engine (random and greedy compiled); single: game by game; "
+        "auto (default): batched when every player is random or greedy",
+    )
     p.add_argument("--out", help="output folder: replaced whole by this run's files (a new, empty or earlier run's)")
     p.add_argument(
         "--save-games", action=argparse.BooleanOptionalAction, default=None, help="write games.jsonl (for --replay)"
@@ -178,6 +185,8 @@ def resolve(args: argparse.Namespace) -> dict[str, Any]:
             raise BadInput(f"{key} must be an integer, got {value!r}")
     if options["workers"] is not None and options["workers"] < 0:
         raise BadInput(f"workers must be 0 (all cores) or more, got {options['workers']}")
+    if options["engine"] not in ("auto", "batched", "single"):
+        raise BadInput(f"engine must be auto, batched or single, got {options['engine']!r}")
     for key in ("duplicate", "save_games", "trust_models", "quiet"):
         if not isinstance(options[key], bool):
             raise BadInput(f"{key} must be true or false, got {options[key]!r}")
@@ -292,7 +301,7 @@ def _play_and_write(options: dict[str, Any], tournament, policies: dict[str, Any
     )
     start = time.perf_counter()
     try:
-        played = run_tournament(tournament, workers=workers, progress=bar.update)
+        played = run_tournament(tournament, workers=workers, progress=bar.update, engine=options["engine"])
     except KeyboardInterrupt:
         bar.close()
         print("evaluate.py: interrupted; no results written", file=sys.stderr)
@@ -304,6 +313,7 @@ def _play_and_write(options: dict[str, Any], tournament, policies: dict[str, Any
     summary = summarize(tournament, played)
     run_info = {
         "workers": workers,
+        "engine": options["engine"],
         "seconds": round(seconds, 3),
         "games_per_second": round(len(played) / seconds, 3) if seconds > 0 else None,
         "out": str(shown),

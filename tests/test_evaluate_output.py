@@ -244,7 +244,20 @@ def alive(pid: int) -> bool:
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc")
 def test_workers_end_when_evaluate_is_killed(tmp_path):
     out = tmp_path / "res"
-    proc = start("--players", "greedy", "random", "--games", "4000", "--workers", "2", "--quiet", "--out", out)
+    proc = start(
+        "--players",
+        "greedy",
+        "random",
+        "--games",
+        "4000",
+        "--workers",
+        "2",
+        "--engine",
+        "single",
+        "--quiet",
+        "--out",
+        out,
+    )
     try:
         deadline = time.monotonic() + 120
         workers: set[int] = set()

@@ -6,7 +6,7 @@ the rules and a seed. Game `g` is a pure function of (tournament, g):
 - its matchup (which players sit down, when the pool is larger than the table) and
   its seat rotation come from `Tournament.slot(g)`;
 - its deal (the card order of every round, and the generator that reshuffles the
-  discard pile) comes from `deal_seed(seed, deal)`, via `numpy.random.SeedSequence`;
+  discard pile) comes from `deal_seed(seed, deal)`, via `numpy.random.SeedSequence` (`deal_cards`);
 - each player's generator is re-seeded from (seed, g, player) before the game.
 
 With duplicate deals (the default) the games of a deal are the table-size cyclic
@@ -18,7 +18,6 @@ depends on another, the results are the same for any number of worker processes.
 from __future__ import annotations
 
 import ctypes
-import itertools
 import math
 import os
 import signal
@@ -27,197 +26,40 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from dataclasses import dataclass, field
 from multiprocessing import get_context
 
 import numpy as np
 
-from quiddler_env.core.cards import new_deck
-from quiddler_env.core.config import MAX_PLAYERS, MIN_PLAYERS, QuiddlerConfig
+from quiddler_env.core.config import MAX_PLAYERS, MIN_PLAYERS
 from quiddler_env.core.game import QuiddlerGame
 from quiddler_env.envs.observation import encode_observation
 
-MAX_POOL = 16
-"""Most players in one tournament (C(16, 8) = 12,870 matchups at most)."""
+from .schedule import (  # the schedule, re-exported: tournament.Tournament etc. stay where they were
+    MAX_POOL,
+    PlayedGame,
+    Slot,
+    Tournament,
+    TournamentError,
+    agent_seed,
+    deal_cards,
+    deal_seed,
+    player_labels,
+)
 
-_DECK = np.asarray(new_deck(), dtype=np.int64)
-
-
-class TournamentError(ValueError):
-    """A tournament that cannot be played as asked: the message names the bad input."""
-
-
-def player_labels(specs: Sequence[str]) -> list[str]:
-    """Unique display names: the spec itself, `#2`, `#3`, ... added to repeats (greedy, greedy#2)."""
-    seen: dict[str, int] = {}
-    labels = []
-    for spec in specs:
-        seen[spec] = seen.get(spec, 0) + 1
-        labels.append(spec if seen[spec] == 1 else f"{spec}#{seen[spec]}")
-    return labels
-
-
-def deal_seed(seed: int, deal: int) -> int:
-    """The 64-bit seed of one deal (its stacked decks and its reshuffle generator)."""
-    return int(np.random.SeedSequence(seed, spawn_key=(0, deal)).generate_state(1, np.uint64)[0])
-
-
-def agent_seed(seed: int, game: int, player: int) -> int:
-    """The seed a player's generator is reset to before game `game`."""
-    return int(np.random.SeedSequence(seed, spawn_key=(1, game, player)).generate_state(1, np.uint64)[0])
-
-
-def deal_cards(seed: int, num_rounds: int) -> tuple[list[list[int]], np.random.Generator]:
-    """Stacked decks (faces, top first) for every round, and the generator left for reshuffles.
-
-    Both come from one generator seeded with `seed` (a `deal_seed`): the decks are
-    drawn first, so replaying a saved game only needs the seed.
-    """
-    rng = np.random.default_rng(seed)
-    decks = [rng.permutation(_DECK).tolist() for _ in range(num_rounds)]
-    return decks, rng
-
-
-@dataclass(frozen=True)
-class Slot:
-    """Where game `game` sits in the schedule."""
-
-    game: int
-    deal: int
-    rotation: int
-    matchup: int
-    seats: tuple[int, ...]
-    """Player index at each seat."""
-
-
-@dataclass(frozen=True)
-class Tournament:
-    """Who plays, how many games, under which rules, from which seed (validated on creation)."""
-
-    specs: tuple[str, ...]
-    games: int
-    seed: int = 0
-    table_size: int | None = None
-    duplicate: bool = True
-    rules: QuiddlerConfig = field(default_factory=QuiddlerConfig)
-    """Rule options; its `num_players` is replaced by the table size."""
-    trusted: bool = False
-    """Let `policy:` specs unpickle `model.zip` (only for files you trust)."""
-
-    def __post_init__(self) -> None:
-        specs = tuple(self.specs)
-        object.__setattr__(self, "specs", specs)
-        if len(specs) < 2:
-            raise TournamentError(
-                f"a tournament needs at least 2 players, got {len(specs)} ({', '.join(specs) or 'none'}); "
-                "repeat a spec to play it against itself, e.g. greedy greedy"
-            )
-        if len(specs) > MAX_POOL:
-            raise TournamentError(f"at most {MAX_POOL} players in one tournament, got {len(specs)}")
-        table = self.table_size
-        if table is None:
-            if len(specs) > MAX_PLAYERS:
-                raise TournamentError(
-                    f"{len(specs)} players cannot sit at one table ({MIN_PLAYERS}..{MAX_PLAYERS} seats); "
-                    "set the table size"
-                )
-            table = len(specs)
-        if not isinstance(table, int) or isinstance(table, bool) or not MIN_PLAYERS <= table <= MAX_PLAYERS:
-            raise TournamentError(f"table size must be an integer {MIN_PLAYERS}..{MAX_PLAYERS}, got {table!r}")
-        if table > len(specs):
-            raise TournamentError(
-                f"table size {table} cannot be filled by {len(specs)} players ({', '.join(specs)}); "
-                f"name at least {table} players (a spec may be repeated)"
-            )
-        object.__setattr__(self, "table_size", table)
-        if not isinstance(self.games, int) or isinstance(self.games, bool) or self.games < 1:
-            raise TournamentError(f"games must be a positive integer, got {self.games!r}")
-        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
-            raise TournamentError(f"seed must be a non-negative integer, got {self.seed!r}")
-        if not isinstance(self.rules, QuiddlerConfig):
-            raise TournamentError(f"rules must be a QuiddlerConfig, got {type(self.rules).__name__}")
-        if self.rules.num_players != table:
-            # The table size is the tournament's; rebuilding validates the rules for it (hand sizes vs deck).
-            try:
-                rules = QuiddlerConfig.from_mapping({**self.rules.to_dict(), "num_players": table})
-            except ValueError as exc:
-                raise TournamentError(f"rules for a table of {table}: {exc}") from None
-            object.__setattr__(self, "rules", rules)
-
-    # -- the schedule ---------------------------------------------------------------------
-
-    @property
-    def labels(self) -> list[str]:
-        return player_labels(self.specs)
-
-    @property
-    def matchups(self) -> list[tuple[int, ...]]:
-        """Every choice of `table_size` players from the pool, in lexicographic order."""
-        return list(itertools.combinations(range(len(self.specs)), self.table_size))
-
-    @property
-    def total_games(self) -> int:
-        """Games played: with duplicate deals, `games` rounded up to whole deals (table-size rotations)."""
-        if self.duplicate:
-            return math.ceil(self.games / self.table_size) * self.table_size
-        return self.games
-
-    @property
-    def deals(self) -> int:
-        return self.total_games // self.table_size if self.duplicate else self.total_games
-
-    def slot(self, game: int) -> Slot:
-        """Deal, seat rotation and matchup of game `game`.
-
-        Rotation k seats the matchup's i-th player at seat (i - k) mod table size, so
-        the table-size consecutive games of a deal put every player in every seat.
-        """
-        t = self.table_size
-        matchups = self.matchups
-        rotation = game % t
-        block = game // t
-        index = block % len(matchups)
-        chosen = matchups[index]
-        seats = tuple(chosen[(s + rotation) % t] for s in range(t))
-        return Slot(game, block if self.duplicate else game, rotation, index, seats)
-
-    def to_dict(self) -> dict:
-        """The resolved tournament, JSON-ready."""
-        return {
-            "players": list(self.specs),
-            "labels": self.labels,
-            "table_size": self.table_size,
-            "games_requested": self.games,
-            "games": self.total_games,
-            "deals": self.deals,
-            "duplicate": self.duplicate,
-            "seed": self.seed,
-            "trusted": self.trusted,
-            "rules": self.rules.to_dict(),
-        }
-
-
-@dataclass
-class PlayedGame:
-    """Everything about one finished game: schedule, deal, every action, every round result."""
-
-    game: int
-    deal: int
-    rotation: int
-    matchup: int
-    seats: tuple[int, ...]
-    deal_seed: int
-    totals: list[int]
-    """Final totals by seat."""
-    actions: list[tuple[int, int]]
-    """(seat, action id) in order."""
-    rounds: list[dict]
-    """Per round: `hand_size`, `dealer`, `went_out` (seat or None), `results` (RoundResult dicts by seat)."""
-
-    @property
-    def winners(self) -> list[int]:
-        best = max(self.totals)
-        return [s for s, t in enumerate(self.totals) if t == best]
+__all__ = [
+    "MAX_POOL",
+    "PlayedGame",
+    "Slot",
+    "Tournament",
+    "TournamentError",
+    "agent_seed",
+    "deal_cards",
+    "deal_seed",
+    "play_all",
+    "player_labels",
+    "run_tournament",
+    "seat_figures",
+]
 
 
 def check_specs(specs: Sequence[str]) -> None:
@@ -335,8 +177,27 @@ def play_scheduled_game(tournament: Tournament, players: Sequence, game: Quiddle
 # -- running -------------------------------------------------------------------------------------
 
 
-def play_all(tournament: Tournament, players: Sequence) -> list[PlayedGame]:
+ENGINES = ("auto", "batched", "single")
+"""Which engine plays a tournament: batched (every game at once, compiled bots), single (game by game, the
+Python bots), auto (batched when every player is a compiled bot, or, in `play_all`, a compiled bot or a
+policy with `act_batch`)."""
+
+
+def _check_engine(engine: str) -> str:
+    if engine not in ENGINES:
+        raise TournamentError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    return engine
+
+
+def play_all(tournament: Tournament, players: Sequence, engine: str = "auto") -> list[PlayedGame]:
     """Every game of the schedule in this process, with these agent objects (one per pool player)."""
+    from .batched import NOT_A_BOT, compiled_code, play_batched
+
+    if _check_engine(engine) == "auto":
+        fits = all(compiled_code(p) != NOT_A_BOT or callable(getattr(p, "act_batch", None)) for p in players)
+        engine = "batched" if fits else "single"
+    if engine == "batched":
+        return play_batched(tournament, players)
     game = QuiddlerGame(tournament.rules)
     return [play_scheduled_game(tournament, players, game, g) for g in range(tournament.total_games)]
 
@@ -454,16 +315,33 @@ def run_tournament(
     tournament: Tournament,
     workers: int = 1,
     progress: Callable[[int], None] | None = None,
+    engine: str = "auto",
 ) -> list[PlayedGame]:
     """Play every game of the tournament; returns them in game order.
 
-    `workers` > 1 plays chunks of games in that many processes (spawned, so torch and
+    `engine` (`ENGINES`): "auto" plays a pool of compiled bots (random, greedy) on the batched engine,
+    in this process, and everything else game by game. `workers` > 1 plays chunks of games in that many processes (spawned, so torch and
     numba start clean; each ends with this process, even when it is killed); the result
     is identical for any `workers`. `progress(n)` is
     called as games finish.
     """
     if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
         raise TournamentError(f"workers must be a positive integer, got {workers!r}")
+    from .batched import batchable, play_batched
+
+    if _check_engine(engine) == "auto":
+        engine = "batched" if batchable(tournament.specs) else "single"
+    if engine == "batched":
+        # Every game at once in this process (the compiled bots need no workers); the same for any `workers`.
+        check_specs(tournament.specs)
+        players = [
+            spec if batchable([spec]) else player
+            for spec, player in zip(tournament.specs, build_players(tournament), strict=True)
+        ]
+        played = play_batched(tournament, players)
+        if progress:
+            progress(len(played))
+        return played
     work = chunks(tournament, workers)
     played: list[PlayedGame] = []
     if workers == 1 or len(work) == 1:

@@ -284,3 +284,32 @@ class PolicyAgent(BaseAgent):
         if self.deterministic:
             return int(np.argmax(probs))
         return int(self.rng.choice(probs.size, p=probs))
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """`act` for a batch of observations (B, size) and masks (B, actions), in one forward pass.
+
+        The batched engine's envs and tournaments call this once per step. The network's
+        arithmetic on a batch may round differently in the last bit from one row at a time."""
+        import torch
+
+        obs = np.asarray(observations, dtype=np.float32)
+        masks = np.asarray(masks)
+        if self.features is not None:
+            if self._features is None:
+                from ..features import ObservationFeatures
+
+                self._features = ObservationFeatures(self.features, self.config)
+            obs = self._features.batch(obs)
+        if obs.ndim != 2 or obs.shape[1] != self.observation_size:
+            raise ValueError(f"policy takes observations of size {self.observation_size}, got shape {obs.shape}")
+        with torch.no_grad():
+            dist = self.policy.get_distribution(torch.as_tensor(obs), action_masks=masks.astype(bool))
+            probs = dist.distribution.probs.cpu().numpy().astype(np.float64)
+        probs = np.where(masks > 0, probs, 0.0)
+        totals = probs.sum(axis=1, keepdims=True)
+        bad = ~np.isfinite(totals[:, 0]) | (totals[:, 0] <= 0)
+        probs[bad] = masks[bad] > 0  # a degenerate network output: uniform legal, as in `probabilities`
+        probs /= probs.sum(axis=1, keepdims=True)
+        if self.deterministic:
+            return np.argmax(probs, axis=1)
+        return np.asarray([self.rng.choice(row.size, p=row) for row in probs], dtype=np.int64)
