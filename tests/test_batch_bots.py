@@ -1,0 +1,257 @@
+"""The compiled bots of `batch_bots` play as `agents.simple`'s: greedy's choices against `GreedyAgent`'s
+on the same observations, random's legality, uniformity and lay rule, and their generator apart from the deal's.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from agents.registry import make
+from quiddler_env.core import actions as A
+from quiddler_env.core import batch_kernels as K
+from quiddler_env.core.batch import BatchGame
+from quiddler_env.core.batch_bots import GREEDY, NOT_A_BOT, RANDOM, bot_actions, play_bots
+from quiddler_env.core.config import QuiddlerConfig
+
+CONFIGS = {
+    "two_auto": {},
+    "three_auto": {"num_players": 3},
+    "two_choose": {"layout": "choose"},
+    "three_choose": {"num_players": 3, "layout": "choose"},
+}
+GAMES = 160
+STRIDE = 8
+"""Every STRIDE-th game (a different offset each move) is checked against the Python bot."""
+SEEDS, MORE_SEEDS = 6, 64
+"""GreedyAgent seeds asked at each decision; when the compiled pick is not among their picks (a tie
+the first seeds did not all find), up to MORE_SEEDS before calling it a mismatch."""
+
+
+def bot_picks(batch: BatchGame, games: np.ndarray, code: int) -> np.ndarray:
+    """The action the compiled bot `code` picks in each of `games` (nothing moves)."""
+    out = np.empty(games.shape[0], dtype=np.int64)
+    codes = np.full(games.shape[0], code, dtype=np.int64)
+    b = batch
+    bot_actions(games, codes, out, b.cards, b.ints, b.rng, b.go, b.L, b.R, b.S, b.num_actions)
+    return out
+
+
+def walk(config: QuiddlerConfig, seed: int, games: int, go_out_chance: float = 0.05):
+    """Play `games` games to their end, yielding (batch, live games, masks, compiled greedy's picks) before every
+    move. Each move is greedy's pick or, half the time, a random legal move shy of going out (so rounds last)."""
+    batch = BatchGame(config, num_games=games)
+    batch.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    while True:
+        live = np.flatnonzero(~batch.is_over)
+        if not live.size:
+            return
+        masks = batch.action_masks(live)
+        greedy = bot_picks(batch, live, GREEDY)
+        yield batch, live, masks, greedy
+        actions = greedy.copy()
+        for j in np.flatnonzero(rng.random(live.size) < 0.5):
+            legal = np.flatnonzero(masks[j])
+            plain = legal[legal < A.GO_OUT_BASE]
+            if plain.size and rng.random() > go_out_chance:
+                legal = plain
+            actions[j] = legal[rng.integers(legal.size)]
+        batch.step(actions, live)
+
+
+# -- greedy ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_compiled_greedy_picks_what_greedy_agent_picks(name):
+    config = QuiddlerConfig(**CONFIGS[name])
+    python = [make("greedy", seed=s, config=config) for s in range(MORE_SEEDS)]
+    seen = Counter()
+    for step, (batch, live, masks, greedy) in enumerate(walk(config, seed=3, games=GAMES)):
+        checked = [j for j in range(step % STRIDE, live.size, STRIDE) if masks[j].sum() > 1]
+        if not checked:
+            continue
+        obs = batch.observe(games=live[checked])
+        for o, j in zip(obs, checked, strict=True):
+            picks = {agent.act(o, masks[j]) for agent in python[:SEEDS]}
+            if greedy[j] not in picks:
+                picks |= {agent.act(o, masks[j]) for agent in python[SEEDS:]}
+            phase = int(batch.phase[live[j]])
+            assert greedy[j] in picks, (
+                f"{name}: game {live[j]} move {step} phase {phase}: compiled greedy picks {greedy[j]}, "
+                f"GreedyAgent {sorted(picks)} (legal {np.flatnonzero(masks[j]).tolist()})"
+            )
+            if phase == K.DRAW:
+                seen["take discard" if greedy[j] == A.TAKE_DISCARD else "draw pile"] += 1
+            elif phase == K.LAY:
+                seen["lay"] += 1
+            elif masks[j, A.GO_OUT_BASE : A.LAY_BASE].any():
+                seen["go out"] += 1
+                assert greedy[j] >= A.GO_OUT_BASE  # greedy goes out whenever it can
+            else:
+                seen["discard"] += 1
+            if len(picks) > 1:
+                seen["tie"] += 1
+                seen["tie, not the first"] += greedy[j] != min(picks)
+    assert batch.num_players == config.num_players
+    for kind in ("take discard", "draw pile", "discard", "go out"):
+        assert seen[kind] >= 100, (kind, seen)
+    if config.layout == "choose":
+        assert seen["lay"] >= 100, seen
+    else:
+        assert seen["lay"] == 0, seen  # the engine lays for everyone
+    # Ties come up, and the compiled bot breaks them from its generator, not always to the first move.
+    assert seen["tie"] >= 100 and seen["tie, not the first"] >= 30, seen
+
+
+# -- random ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["two_auto", "three_choose"])
+def test_compiled_random_moves_are_legal_and_lay_by_the_automatic_rule(name):
+    config = QuiddlerConfig(**CONFIGS[name])
+    python = make("random", seed=0, config=config)
+    decisions = lays = 0
+    for batch, live, masks, _ in walk(config, seed=5, games=GAMES):
+        picks = bot_picks(batch, live, RANDOM)
+        assert masks[np.arange(live.size), picks].all(), "the compiled random bot left the mask"
+        decisions += live.size
+        laying = np.flatnonzero((batch.phase[live] == K.LAY) & (masks.sum(axis=1) > 1))
+        if laying.size:
+            obs = batch.observe(games=live[laying])
+            for o, j in zip(obs, laying, strict=True):
+                assert picks[j] == python.act(o, masks[j]), f"game {live[j]}: lays {picks[j]}"
+                lays += 1
+    assert decisions > 5_000
+    assert lays >= (30 if config.layout == "choose" else 0)
+
+
+def _uniform_picks(batch: BatchGame, i: int, draws_per_move: int = 2000) -> None:
+    """Many random picks in game i's current state: every legal move, about equally often, and nothing moves."""
+    mask = batch.action_masks(np.asarray([i]))[0]
+    legal = np.flatnonzero(mask)
+    m = legal.size
+    before = batch.cards.copy(), batch.ints.copy(), batch.rng.copy()
+    picks = bot_picks(batch, np.full(draws_per_move * m, i, dtype=np.int64), RANDOM)
+    assert np.array_equal(batch.cards, before[0]) and np.array_equal(batch.ints, before[1])
+    assert np.array_equal(batch.rng[:, 0], before[2][:, 0])  # the deal generator is untouched
+    assert batch.rng[i, 1] != before[2][i, 1]
+    counts = np.bincount(picks, minlength=mask.size)
+    assert np.flatnonzero(counts).tolist() == legal.tolist()
+    got = counts[legal]
+    chi2 = float(((got - draws_per_move) ** 2 / draws_per_move).sum())
+    df = m - 1
+    assert chi2 < df + 6 * np.sqrt(2 * df), (chi2, got.tolist())
+    assert got.min() / got.max() > 0.85, got.tolist()
+
+
+def test_compiled_random_is_uniform_over_the_legal_moves():
+    wanted = {"draw": None, "many discards": None, "go out": None}
+    for batch, live, masks, _ in walk(QuiddlerConfig(num_players=3), seed=8, games=64):
+        counts = masks.sum(axis=1)
+        phase = batch.phase[live]
+        for j in range(live.size):
+            if wanted["draw"] is None and phase[j] == K.DRAW and counts[j] == 2:
+                wanted["draw"] = int(live[j])
+            if wanted["many discards"] is None and phase[j] == K.DISCARD and counts[j] >= 8:
+                wanted["many discards"] = int(live[j])
+            if wanted["go out"] is None and masks[j, A.GO_OUT_BASE : A.LAY_BASE].any() and counts[j] >= 4:
+                wanted["go out"] = int(live[j])
+        if all(i is not None for i in wanted.values()):
+            break
+    assert all(i is not None for i in wanted.values()), wanted
+    for i in wanted.values():
+        _uniform_picks(batch, i)
+
+
+# -- the generators ----------------------------------------------------------------------------
+
+
+def test_bot_choices_draw_nothing_from_the_deal_generator():
+    config, n = QuiddlerConfig(), 200
+    batches = {code: BatchGame(config, num_games=n) for code in (GREEDY, RANDOM)}
+    for batch in batches.values():
+        batch.reset(seed=9)
+    assert np.array_equal(batches[GREEDY].hands(), batches[RANDOM].hands())
+    assert np.array_equal(batches[GREEDY].rng, batches[RANDOM].rng)
+    after, quiet_moves = {}, 0
+    for code, batch in batches.items():
+        reshuffled = np.zeros(n, dtype=bool)
+        bot_moves = 0
+        while (live := np.flatnonzero(batch.round == 0)).size:
+            deal, bots = batch.rng[:, 0].copy(), batch.rng[:, 1].copy()
+            picks = bot_picks(batch, live, code)
+            assert np.array_equal(batch.rng[:, 0], deal), "choosing a move drew from the deal generator"
+            shuffles = batch.reshuffles[live].copy()
+            batch.step(picks, live)
+            same_round = batch.round[live] == 0
+            shuffled = same_round & (batch.reshuffles[live] > shuffles)
+            reshuffled[live[shuffled]] = True
+            quiet = live[same_round & ~shuffled]
+            assert np.array_equal(batch.rng[quiet, 0], deal[quiet]), "a move within a round drew from the deal"
+            quiet_moves += quiet.size
+            bot_moves += int((batch.rng[live, 1] != bots[live]).sum())
+        assert bot_moves > 30  # the bots did draw, from their own generator
+        after[code] = batch.hands().copy(), batch.rng[:, 0].copy(), reshuffled, batch.totals.copy()
+    assert quiet_moves > 2_000
+    # Where round 0 reshuffled in neither batch, round 1 deals the same cards, however differently it was played.
+    same = ~after[GREEDY][2] & ~after[RANDOM][2]
+    assert same.sum() > n // 2
+    assert np.array_equal(after[GREEDY][0][same], after[RANDOM][0][same])
+    assert np.array_equal(after[GREEDY][1][same], after[RANDOM][1][same])
+    assert (after[GREEDY][3] != after[RANDOM][3]).any(axis=1).sum() > n // 2  # and it was played differently
+
+
+# -- play_bots ---------------------------------------------------------------------------------
+
+
+def _play(batch: BatchGame, bots: np.ndarray) -> np.ndarray:
+    moves = np.zeros(batch.num_games, dtype=np.int64)
+    b = batch
+    play_bots(b.all_games, bots, moves, b.cards, b.ints, b.rng, b.go, b.L, b.R, b.sizes, b.S, b.num_actions)
+    return moves
+
+
+def test_play_bots_plays_the_moves_bot_actions_picks():
+    config, n = QuiddlerConfig(num_players=3, layout="choose"), 60
+    bots = np.tile(np.asarray([GREEDY, RANDOM, GREEDY], dtype=np.int64), (n, 1))
+    played, stepped = BatchGame(config, num_games=n), BatchGame(config, num_games=n)
+    played.reset(seed=4)
+    stepped.reset(seed=4)
+    moves = _play(played, bots)
+    assert played.is_over.all()
+    count = np.zeros(n, dtype=np.int64)
+    b = stepped
+    while (live := np.flatnonzero(~b.is_over)).size:
+        out = np.empty(live.size, dtype=np.int64)
+        codes = bots[live, b.current_player[live]]
+        bot_actions(live, codes, out, b.cards, b.ints, b.rng, b.go, b.L, b.R, b.S, b.num_actions)
+        b.step(out, live)
+        count[live] += 1
+    assert np.array_equal(moves, count)
+    for name in ("cards", "ints", "rng"):
+        assert np.array_equal(getattr(played, name), getattr(stepped, name)), name
+
+
+def test_play_bots_stops_at_a_seat_it_does_not_play():
+    n = 80
+    batch = BatchGame(QuiddlerConfig(), num_games=n)
+    batch.reset(seed=6)
+    bots = np.tile(np.asarray([GREEDY, NOT_A_BOT], dtype=np.int64), (n, 1))
+    rng = np.random.default_rng(6)
+    moved = 0
+    for _ in range(40):
+        moves = _play(batch, bots)
+        moved += moves.sum()
+        live = np.flatnonzero(~batch.is_over)
+        assert (batch.current_player[live] == 1).all() and (batch.phase[live] == K.DRAW).all()
+        if not live.size:
+            break
+        for _ in range(2):  # seat 1's turn: random legal moves until seat 0 is to move
+            live = live[(batch.current_player[live] == 1) & ~batch.is_over[live]]
+            legal = batch.action_masks(live)
+            batch.step(np.asarray([rng.choice(np.flatnonzero(row)) for row in legal], dtype=np.int64), live)
+    assert batch.is_over.all() and moved > n * 10
