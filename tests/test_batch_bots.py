@@ -13,7 +13,7 @@ from agents.registry import make
 from quiddler_env.core import actions as A
 from quiddler_env.core import batch_kernels as K
 from quiddler_env.core.batch import BatchGame
-from quiddler_env.core.batch_bots import GREEDY, NOT_A_BOT, RANDOM, bot_actions, play_bots
+from quiddler_env.core.batch_bots import GREEDY, NOT_A_BOT, RANDOM
 from quiddler_env.core.config import QuiddlerConfig
 
 CONFIGS = {
@@ -32,11 +32,7 @@ the first seeds did not all find), up to MORE_SEEDS before calling it a mismatch
 
 def bot_picks(batch: BatchGame, games: np.ndarray, code: int) -> np.ndarray:
     """The action the compiled bot `code` picks in each of `games` (nothing moves)."""
-    out = np.empty(games.shape[0], dtype=np.int64)
-    codes = np.full(games.shape[0], code, dtype=np.int64)
-    b = batch
-    bot_actions(games, codes, out, b.cards, b.ints, b.rng, b.go, b.L, b.R, b.S, b.num_actions)
-    return out
+    return batch.bot_actions(games, np.full(games.shape[0], code, dtype=np.int64))
 
 
 def walk(config: QuiddlerConfig, seed: int, games: int, go_out_chance: float = 0.05):
@@ -210,8 +206,7 @@ def test_bot_choices_draw_nothing_from_the_deal_generator():
 
 def _play(batch: BatchGame, bots: np.ndarray) -> np.ndarray:
     moves = np.zeros(batch.num_games, dtype=np.int64)
-    b = batch
-    play_bots(b.all_games, bots, moves, b.cards, b.ints, b.rng, b.go, b.L, b.R, b.sizes, b.S, b.num_actions)
+    batch.play_bots(batch.all_games, bots, moves)
     return moves
 
 
@@ -226,9 +221,7 @@ def test_play_bots_plays_the_moves_bot_actions_picks():
     count = np.zeros(n, dtype=np.int64)
     b = stepped
     while (live := np.flatnonzero(~b.is_over)).size:
-        out = np.empty(live.size, dtype=np.int64)
-        codes = bots[live, b.current_player[live]]
-        bot_actions(live, codes, out, b.cards, b.ints, b.rng, b.go, b.L, b.R, b.S, b.num_actions)
+        out = b.bot_actions(live, bots[live, b.current_player[live]])
         b.step(out, live)
         count[live] += 1
     assert np.array_equal(moves, count)

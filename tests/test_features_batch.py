@@ -7,7 +7,7 @@ import pytest
 
 from agents.features import FEATURE_SETS, ObservationFeatures
 from quiddler_env.core.batch import BatchGame
-from quiddler_env.core.batch_bots import GREEDY, RANDOM, play_bots
+from quiddler_env.core.batch_bots import GREEDY, RANDOM
 from quiddler_env.core.config import QuiddlerConfig
 
 
@@ -28,20 +28,7 @@ def observations(config: QuiddlerConfig, games: int, seed: int) -> np.ndarray:
         bots = np.where(rng.random((games, config.num_players)) < 0.5, RANDOM, GREEDY).astype(np.int8)
         bots[:, 0] = -1
         moves = np.zeros(games, dtype=np.int64)
-        play_bots(
-            live,
-            bots,
-            moves,
-            batch.cards,
-            batch.ints,
-            batch.rng,
-            batch.go,
-            batch.L,
-            batch.R,
-            batch.sizes,
-            batch.S,
-            batch.num_actions,
-        )
+        batch.play_bots(live, bots, moves)
     return np.concatenate(rows)
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from quiddler_env.core.batch import BatchGame
-from quiddler_env.core.batch_bots import BOT_CODES, NOT_A_BOT, bot_actions
+from quiddler_env.core.batch_bots import BOT_CODES, NOT_A_BOT
 from quiddler_env.core.game import QuiddlerGame
 
 from .schedule import PlayedGame, Tournament, agent_seed, deal_cards, deal_seed
@@ -72,7 +72,6 @@ def play_batched(
         if codes[p] == NOT_A_BOT and callable(getattr(player, "reset", None)):
             player.reset(agent_seed(tournament.seed, 0, p))  # one generator for all its games at once
     moves: list[list[tuple[int, int]]] = [[] for _ in range(total)]
-    out = np.empty(total, dtype=np.int64)
     rows = np.arange(total)
     while True:
         live = rows[~batch.is_over]
@@ -83,20 +82,7 @@ def play_batched(
         compiled = live[code != NOT_A_BOT]
         actions = np.empty(live.size, dtype=np.int64)
         if compiled.size:
-            bot_actions(
-                compiled,
-                code[code != NOT_A_BOT].astype(np.int64),
-                out[: compiled.size],
-                batch.cards,
-                batch.ints,
-                batch.rng,
-                batch.go,
-                batch.L,
-                batch.R,
-                batch.S,
-                batch.num_actions,
-            )
-            actions[code != NOT_A_BOT] = out[: compiled.size]
+            actions[code != NOT_A_BOT] = batch.bot_actions(compiled, code[code != NOT_A_BOT])
         python = np.flatnonzero(code == NOT_A_BOT)
         if python.size:
             owners = seat_player[live[python], seat[python]]

@@ -26,6 +26,7 @@ import numpy as np
 from numba import njit
 
 from . import actions as A
+from . import batch_bots as BB
 from . import batch_kernels as K
 from .cards import DECK_SIZE, new_deck
 from .config import QuiddlerConfig
@@ -129,6 +130,27 @@ class BatchGame:
         self.go = np.zeros(N, dtype=np.int64)
         self.ints[:, K.I_PHASE] = K.GAME_OVER
         self.all_games = np.arange(N, dtype=np.int64)
+        self.best_memo, self.table_memo = BB.new_memo(N, n)
+
+    # -- the compiled bots ---------------------------------------------------------------
+
+    def play_bots(self, games: np.ndarray, bots: np.ndarray, moves: np.ndarray) -> None:
+        """Move each of `games` while its current seat is a compiled bot (`bots[i, seat]`, `batch_bots` codes,
+        -1 for a seat the bots do not play) and it is not over; `moves[i]` counts the moves."""
+        BB.play_bots(
+            np.ascontiguousarray(games, dtype=np.int64), bots, moves, self.cards, self.ints, self.rng, self.go,
+            self.L, self.R, self.sizes, self.S, self.num_actions, self.best_memo, self.table_memo,
+        )  # fmt: skip
+
+    def bot_actions(self, games: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """The move bot `codes[j]` picks in game games[j] now (nothing moves; the bot's generator advances)."""
+        games = np.ascontiguousarray(games, dtype=np.int64)
+        out = np.empty(games.shape[0], dtype=np.int64)
+        BB.bot_actions(
+            games, np.ascontiguousarray(codes, dtype=np.int64), out, self.cards, self.ints, self.rng, self.go,
+            self.L, self.R, self.S, self.num_actions, self.best_memo, self.table_memo,
+        )  # fmt: skip
+        return out
 
     # -- setting up ------------------------------------------------------------------
 

@@ -74,10 +74,49 @@ def _discard_scores(h, R, S):
     return out
 
 
+MEMO_WIDTH = 3 + 31
+"""A memo row: the hand's key (two int64), 1 if filled, then the figure(s) remembered for that hand."""
+
+
+def new_memo(num_games: int, num_players: int) -> tuple[np.ndarray, np.ndarray]:
+    """Greedy's memo of a batch: per seat its last hand's best score, per game the last discard table."""
+    return np.zeros((num_games, num_players, MEMO_WIDTH), np.int64), np.zeros((num_games, MEMO_WIDTH), np.int64)
+
+
 @njit(cache=True, nogil=True)
-def greedy_action(i, mask, cards, ints, rng, L, R, S):
+def _key(h):
+    """A hand's exact key: 4 bits per face count (a count is at most 12), faces 0-15 and 16-30."""
+    k0 = np.int64(0)
+    k1 = np.int64(0)
+    for f in range(16):
+        k0 |= np.int64(h[f]) << (4 * f)
+    for f in range(16, K.FACES):
+        k1 |= np.int64(h[f]) << (4 * (f - 16))
+    return k0, k1
+
+
+@njit(cache=True, nogil=True)
+def _table(h, row, R, S):
+    """`_discard_scores`, remembered in `row` for the last hand asked (taking the discard asks twice)."""
+    k0, k1 = _key(h)
+    if row[2] == 1 and row[0] == k0 and row[1] == k1:
+        return row[3:].copy()
+    scores = _discard_scores(h, R, S)
+    row[0] = k0
+    row[1] = k1
+    row[2] = 1
+    row[3:] = scores
+    return scores
+
+
+@njit(cache=True, nogil=True)
+def greedy_action(i, mask, cards, ints, rng, L, R, S, best_memo, table_memo):
     """`agents.simple.GreedyAgent`: take the discard when it raises the best score it can keep, go out
-    whenever it can, else discard what hurts its best layout least; ties from the bot generator."""
+    whenever it can, else discard what hurts its best layout least; ties from the bot generator.
+
+    Memos (exact, keyed by the hand): the best score of the hand a seat kept after its discard
+    is the discard table's entry for that discard, so its next draw need not search it again;
+    the discard table of hand + the discard top serves the discard after taking it."""
     count = 0
     first = -1
     for a in range(mask.shape[0]):
@@ -91,17 +130,23 @@ def greedy_action(i, mask, cards, ints, rng, L, R, S):
     ph = v[K.I_PHASE]
     if ph == K.LAY:
         return _auto_lay(i, cards, ints, L, R)
-    h = K.hand_of(cards, i, L, v[K.I_CUR])
+    p = v[K.I_CUR]
+    h = K.hand_of(cards, i, L, p)
     if ph == K.DRAW:
         if mask[K.TAKE_DISCARD] and mask[K.DRAW_PILE] and v[K.I_DISC_LEN] > 0:
-            now = _best_score(h, R, S)
+            k0, k1 = _key(h)
+            kept = best_memo[i, p]
+            if kept[2] == 1 and kept[0] == k0 and kept[1] == k1:
+                now = kept[3]
+            else:
+                now = _best_score(h, R, S)
             h[cards[i, L[K.L_DISC] + v[K.I_DISC_LEN] - 1]] += 1
-            scores = _discard_scores(h, R, S)
+            scores = _table(h, table_memo[i], R, S)
             if scores.max() > now:
                 return K.TAKE_DISCARD
             return K.DRAW_PILE
         return first
-    scores = _discard_scores(h, R, S)
+    scores = _table(h, table_memo[i], R, S)
     base = K.DISCARD_BASE
     for f in range(K.FACES):
         if mask[K.GO_OUT_BASE + f] and scores[f] > -(10**9):
@@ -120,20 +165,27 @@ def greedy_action(i, mask, cards, ints, rng, L, R, S):
     for f in range(K.FACES):
         if mask[base + f] and scores[f] == best:
             if k == 0:
+                h[f] -= 1
+                k0, k1 = _key(h)
+                kept = best_memo[i, p]
+                kept[0] = k0
+                kept[1] = k1
+                kept[2] = 1
+                kept[3] = best
                 return base + f
             k -= 1
     return first
 
 
 @njit(cache=True, nogil=True)
-def bot_action(code, i, mask, cards, ints, rng, L, R, S):
+def bot_action(code, i, mask, cards, ints, rng, L, R, S, best_memo, table_memo):
     if code == GREEDY:
-        return greedy_action(i, mask, cards, ints, rng, L, R, S)
+        return greedy_action(i, mask, cards, ints, rng, L, R, S, best_memo, table_memo)
     return random_action(i, mask, cards, ints, rng, L, R)
 
 
 @njit(cache=True, nogil=True)
-def play_bots(games, bots, moves, cards, ints, rng, go, L, R, sizes, S, num_actions):
+def play_bots(games, bots, moves, cards, ints, rng, go, L, R, sizes, S, num_actions, best_memo, table_memo):
     """Move each of `games` while its current seat is a compiled bot (`bots[i, seat] >= 0`) and it is not over.
 
     `moves[i]` counts the moves played."""
@@ -146,16 +198,16 @@ def play_bots(games, bots, moves, cards, ints, rng, go, L, R, sizes, S, num_acti
             if code < 0:
                 break
             K.mask_row(i, mask, cards, ints, go, L, R)
-            a = bot_action(code, i, mask, cards, ints, rng, L, R, S)
+            a = bot_action(code, i, mask, cards, ints, rng, L, R, S, best_memo, table_memo)
             K.step_one(i, a, cards, ints, rng, go, L, R, sizes, S)
             moves[i] += 1
 
 
 @njit(cache=True, nogil=True)
-def bot_actions(games, codes, out, cards, ints, rng, go, L, R, S, num_actions):
+def bot_actions(games, codes, out, cards, ints, rng, go, L, R, S, num_actions, best_memo, table_memo):
     """The action bot `codes[j]` picks in game games[j] now, into out[j] (nothing moves)."""
     mask = np.zeros(num_actions, np.int8)
     for j in range(games.shape[0]):
         i = games[j]
         K.mask_row(i, mask, cards, ints, go, L, R)
-        out[j] = bot_action(codes[j], i, mask, cards, ints, rng, L, R, S)
+        out[j] = bot_action(codes[j], i, mask, cards, ints, rng, L, R, S, best_memo, table_memo)

@@ -148,9 +148,7 @@ class QuiddlerVectorEnv(VectorEnv):
         """Play the opponents of `slots` until each is at its learner's move or over."""
         g = self.games
         while True:
-            BB.play_bots(
-                slots, self.bots, self.moves, g.cards, g.ints, g.rng, g.go, g.L, g.R, g.sizes, g.S, self.num_actions
-            )
+            g.play_bots(slots, self.bots, self.moves)
             if not self._any_python:
                 return
             cur = g.current_player[slots]

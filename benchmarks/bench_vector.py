@@ -1,0 +1,126 @@
+"""The native vector env against `Quiddler-v0`: learner steps per second, side by side, on one core.
+
+    python benchmarks/bench_vector.py [--sizes 1 64 1024] [--seconds 4] [--repeats 3]
+
+For each opponent kind (`random`, `greedy`) it measures `gymnasium.make("Quiddler-v0")`
+(the opponents are the Python bots of `agents.simple`; the learner plays a uniformly random
+legal move) and `gymnasium.make_vec("Quiddler-v0", num_envs=N, vectorization_mode=
+"vector_entry_point")` (the engine's compiled bots; the learner's random legal moves are
+drawn for all N games in numpy), interleaved: every repeat measures each setting for
+`--seconds`, so the machine's load hits them alike. The process is pinned to one core.
+Prints the median learner steps/s of each setting and its ratio to `Quiddler-v0` with the
+same opponents, and the memory the vector env at the largest N added (resident set size,
+measured after its first steps, so the compiled kernels are loaded before the baseline).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import quiddler_env  # noqa: E402,F401  (registers the ids)
+from agents.registry import make as make_agent  # noqa: E402
+
+
+def single_env(opponent: str):
+    if opponent == "random":
+        return gym.make("Quiddler-v0")
+    return gym.make("Quiddler-v0", opponents=make_agent(opponent, seed=0, num_players=2))
+
+
+def measure_single(env, seconds: float, seed: int) -> float:
+    rng = np.random.default_rng(seed)
+    _, info = env.reset(seed=seed)
+    steps = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        legal = np.flatnonzero(info["action_mask"])
+        _, _, terminated, truncated, info = env.step(int(legal[rng.integers(legal.size)]))
+        steps += 1
+        if terminated or truncated:
+            _, info = env.reset()
+    return steps / (time.perf_counter() - start)
+
+
+def measure_vector(envs, seconds: float, seed: int) -> float:
+    rng = np.random.default_rng(seed)
+    _, infos = envs.reset(seed=seed)
+    steps = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        masks = infos["action_mask"]
+        # A uniformly random legal move per game (ended games' masks are empty: any action, it is ignored).
+        actions = np.argmax(rng.random(masks.shape) * masks + 1e-9, axis=1)
+        _, _, _, _, infos = envs.step(actions)
+        steps += envs.num_envs
+    return steps / (time.perf_counter() - start)
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", type=int, nargs="+", default=[1, 64, 1024])
+    p.add_argument("--seconds", type=float, default=4.0)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--opponents", nargs="+", default=["random", "greedy"], choices=["random", "greedy"])
+    args = p.parse_args(argv)
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core, as the targets say
+
+    before = rss_mb()
+    largest = max(args.sizes)
+    settings: dict[tuple[str, int], object] = {}
+    for opponent in args.opponents:
+        settings[(opponent, 0)] = single_env(opponent)
+        for n in args.sizes:
+            settings[(opponent, n)] = gym.make_vec(
+                "Quiddler-v0", num_envs=n, vectorization_mode="vector_entry_point", opponents=opponent
+            )
+    # Warm up (compiles the kernels, fills the solver's memo as a long run would have it).
+    for (_, n), env in settings.items():
+        (measure_single if n == 0 else measure_vector)(env, 0.5, 0)
+    base_vec = [(k, e) for k, e in settings.items() if k[1] == largest]
+    figures: dict[tuple[str, int], list[float]] = {k: [] for k in settings}
+    for repeat in range(args.repeats):
+        for key, env in settings.items():
+            run = measure_single if key[1] == 0 else measure_vector
+            figures[key].append(run(env, args.seconds, 100 + repeat))
+    after = rss_mb()
+
+    print(f"learner steps/s, median of {args.repeats} x {args.seconds:g} s, one core, 2 players")
+    print(f"{'opponents':<10} {'env':<28} {'steps/s':>10} {'x Quiddler-v0':>14}")
+    for opponent in args.opponents:
+        base = statistics.median(figures[(opponent, 0)])
+        print(f"{opponent:<10} {'Quiddler-v0':<28} {base:>10,.0f} {1.0:>14.2f}")
+        for n in args.sizes:
+            value = statistics.median(figures[(opponent, n)])
+            print(f"{opponent:<10} {f'vector env, num_envs={n}':<28} {value:>10,.0f} {value / base:>14.2f}")
+    # Memory: a fresh vector env at the largest N, next to the ones already measured (kernels compiled).
+    start = rss_mb()
+    extra = gym.make_vec("Quiddler-v0", num_envs=largest, vectorization_mode="vector_entry_point", opponents="greedy")
+    measure_vector(extra, 1.0, 7)
+    grown = rss_mb() - start
+    print(
+        f"memory: one more vector env at num_envs={largest} (greedy) added {grown:.1f} MB resident "
+        f"(its state arrays: {extra.unwrapped.games.nbytes() / 2**20:.1f} MB); the process grew "
+        f"{after - before:.0f} MB over the whole benchmark ({len(base_vec)} envs at N={largest})"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
