@@ -6,13 +6,14 @@ a sub-multiset of the hand, indexed in mixed radix. The kernels
 
 1. walk the dictionary trie (CSR arrays) along the hand's sub-multisets, in key
    order, to list every word multiset the hand contains (`hand_words`);
-2. search layouts depth-first with a memo over states: the lowest remaining card
-   is either left unused or starts a word whose lowest card it is, so each layout
-   is built once. `_cover` asks "can every card be laid" and stops at the first
-   complete layout (the go-out mask); `_best` finds the best layout (points used,
-   then words, then longest word); `_front` keeps, per state, a table over (longest
-   word, number of words) of the most points used, from which `layout_front_path`
-   reads the Pareto front of the hand's layouts (`full_only`: every card laid).
+2. search layouts over states with a memo: the lowest remaining card is either
+   left unused or starts a word whose lowest card it is, so each layout is built
+   once. `_cover` asks "can every card be laid" and stops at the first complete
+   layout (the go-out mask); `_best` finds the best layout (points used, then
+   words, then longest word); `layout_front_path` keeps, per state, the unbeaten
+   cells of a table over (longest word, number of words) of the most points used,
+   and reads the Pareto front of the hand's layouts from the whole hand's table
+   (`full_only`: every card laid).
 
 `go_out_face_bits` answers the engine's per-step question for a hand after
 drawing, `best_layout_hand` the round-end layout, `discard_table` the best layout
@@ -58,11 +59,14 @@ def hand_words(labels, counts, strides, min_cards, edge_start, edge_label, edge_
     word_packed = np.empty(cap, np.int64)
     word_low = np.empty(cap, np.int32)
     n_words = 0
-    st_start = np.empty(cap, np.int32)
-    st_node = np.empty(cap, np.int32)
-    st_packed = np.empty(cap, np.int64)
-    st_idx = np.empty(cap, np.int64)
-    st_low = np.empty(cap, np.int32)
+    # The stack of (next field, node, packed form, state index, lowest field) to resume
+    # from, in one allocation.
+    stack = np.empty((5, cap), np.int64)
+    st_start = stack[0]
+    st_node = stack[1]
+    st_packed = stack[2]
+    st_idx = stack[3]
+    st_low = stack[4]
     sp = 1
     st_start[0] = 0
     st_node[0] = 0
@@ -76,16 +80,28 @@ def hand_words(labels, counts, strides, min_cards, edge_start, edge_label, edge_
         packed0 = st_packed[sp]
         idx0 = st_idx[sp]
         low0 = st_low[sp]
+        # The node's edges and the fields are both sorted by label: walk them together
+        # (a merge, not a search per field), and stop when the edges run out.
+        e = edge_start[node0]
+        e_hi = edge_start[node0 + 1]
         for j in range(start, m):
-            node = node0
+            lab = labels[j]
+            while e < e_hi and edge_label[e] < lab:
+                e += 1
+            if e == e_hi:
+                break
+            if edge_label[e] != lab:
+                continue
+            node = edge_child[e]
             packed = packed0
             idx = idx0
             low = low0 if low0 >= 0 else j
             unit = np.int64(1) << (5 * j)
-            for _ in range(counts[j]):
-                node = _child(edge_start, edge_label, edge_child, node, labels[j])
-                if node < 0:
-                    break
+            for rep in range(counts[j]):
+                if rep > 0:
+                    node = _child(edge_start, edge_label, edge_child, node, lab)
+                    if node < 0:
+                        break
                 packed += unit
                 idx += strides[j]
                 t = node_term[node]
@@ -95,7 +111,10 @@ def hand_words(labels, counts, strides, min_cards, edge_start, edge_label, edge_
                     word_packed[n_words] = packed
                     word_low[n_words] = low
                     n_words += 1
-                if j + 1 < m:
+                # Resume from this node with the later fields, unless none of its edges
+                # can match one (its labels are sorted: the last is the largest).
+                nh = edge_start[node + 1]
+                if j + 1 < m and nh > edge_start[node] and edge_label[nh - 1] >= labels[j + 1]:
                     st_start[sp] = j + 1
                     st_node[sp] = node
                     st_packed[sp] = packed
@@ -137,23 +156,66 @@ def _strides(counts):
 
 
 @njit(cache=True, nogil=True)
-def _cover(s, packed, guard, low_start, order, word_packed, word_idx, memo):
-    """Can sub-multiset s (packed form `packed`) be laid out completely? Depth-first, memoised."""
+def _cover(s, packed, guard, low_start, order, word_packed, word_idx, memo, stack):
+    """Can sub-multiset s (packed form `packed`) be laid out completely? Depth-first, memoised.
+
+    memo[s]: 0 unknown, 1 yes, 2 no. The lowest card goes in a word that it is the lowest
+    card of, tried in index order. Iterative (an explicit stack, `stack`: (4, cards + 1)
+    int64, rows state, packed form, next word, end of its words): recursive calls cost
+    more than the search. A yes ends the search: every state on the stack is then a yes.
+    """
     if s == 0:
         return True
     if memo[s] != 0:
         return memo[s] == 1
+    st_s = stack[0]
+    st_p = stack[1]
+    st_k = stack[2]
+    st_end = stack[3]
     rest = packed ^ guard
     low = 0
     while (rest >> (5 * low)) & 15 == 0:
         low += 1
-    for k in range(low_start[low], low_start[low + 1]):
-        w = order[k]
-        r = packed - word_packed[w]
-        if (r & guard) == guard and _cover(s - word_idx[w], r, guard, low_start, order, word_packed, word_idx, memo):
-            memo[s] = 1
-            return True
-    memo[s] = 2
+    st_s[0] = s
+    st_p[0] = packed
+    st_k[0] = low_start[low]
+    st_end[0] = low_start[low + 1]
+    sp = 1
+    while sp > 0:
+        top = sp - 1
+        s = st_s[top]
+        p = st_p[top]
+        k = st_k[top]
+        end = st_end[top]
+        pushed = False
+        while k < end:
+            w = order[k]
+            k += 1
+            r = p - word_packed[w]
+            if (r & guard) != guard:
+                continue
+            c = s - word_idx[w]
+            if c == 0 or memo[c] == 1:
+                for i in range(sp):
+                    memo[st_s[i]] = 1
+                return True
+            if memo[c] == 2:
+                continue
+            st_k[top] = k
+            rest = r ^ guard
+            low = 0
+            while (rest >> (5 * low)) & 15 == 0:
+                low += 1
+            st_s[sp] = c
+            st_p[sp] = r
+            st_k[sp] = low_start[low]
+            st_end[sp] = low_start[low + 1]
+            sp += 1
+            pushed = True
+            break
+        if not pushed:
+            memo[s] = 2
+            sp -= 1
     return False
 
 
@@ -176,13 +238,25 @@ def go_out_fields(labels, counts, min_cards, edge_start, edge_label, edge_child,
     packed = guard
     for j in range(m):
         packed += counts[j] << (5 * j)
+    n_cards = 0
+    for j in range(m):
+        n_cards += counts[j]
+    stack = np.empty((4, n_cards + 1), np.int64)
     bits = np.int64(0)
     for j in range(m):
         if _cover(
-            full - strides[j], packed - (np.int64(1) << (5 * j)), guard, low_start, order, word_packed, word_idx, memo
+            full - strides[j],
+            packed - (np.int64(1) << (5 * j)),
+            guard,
+            low_start,
+            order,
+            word_packed,
+            word_idx,
+            memo,
+            stack,
         ):
             bits |= np.int64(1) << j
-    if _cover(full, packed, guard, low_start, order, word_packed, word_idx, memo):
+    if _cover(full, packed, guard, low_start, order, word_packed, word_idx, memo, stack):
         bits |= np.int64(1) << m
     return bits
 
@@ -470,6 +544,10 @@ def discard_table(
     ) = _search_state(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards)
     full = strides[m] - 1
     memo = np.zeros(full + 1, np.int8)
+    n_cards = 0
+    for j in range(m):
+        n_cards += counts[j]
+    stack = np.empty((4, n_cards + 1), np.int64)
     used = np.zeros(m, np.int32)
     words = np.zeros(m, np.int32)
     longest = np.zeros(m, np.int32)
@@ -499,139 +577,8 @@ def discard_table(
         used[j] = best_used[s]
         words[j] = best_words[s]
         longest[j] = best_long[s]
-        cover[j] = _cover(s, p, guard, low_start, order, word_packed, word_idx, memo)
+        cover[j] = _cover(s, p, guard, low_start, order, word_packed, word_idx, memo, stack)
     return faces, used, words, longest, cover
-
-
-@njit(cache=True, nogil=True)
-def _front(
-    s,
-    packed,
-    guard,
-    strides,
-    low_start,
-    order,
-    word_packed,
-    word_idx,
-    word_term,
-    term_points,
-    term_letters,
-    full_only,
-    n_words,
-    n_cells,
-    table,
-    choice,
-    child_long,
-    top_long,
-    top_words,
-    seen,
-):
-    """Fill state s's table (longest L, words W) -> best points used, depth-first with a memo.
-
-    Cell L * n_words + W of state s holds the most points used by a layout of s whose
-    longest word has L letters and which has W words (-1: none), with its witness: the
-    word laid with the lowest card (-1: left unused) and the child state's longest.
-    Options are tried in the search order (lowest card unused, then each word in index
-    order; the child's cells by longest, then words) and only a strict gain replaces a
-    cell, so each cell keeps the first layout found. `full_only`: no card is left unused.
-    """
-    if seen[s]:
-        return
-    rest = packed ^ guard
-    low = 0
-    while (rest >> (5 * low)) & 15 == 0:
-        low += 1
-    base = s * n_cells
-    tl = -1
-    tw = -1
-    if not full_only:
-        r = s - strides[low]
-        _front(
-            r,
-            packed - (np.int64(1) << (5 * low)),
-            guard,
-            strides,
-            low_start,
-            order,
-            word_packed,
-            word_idx,
-            word_term,
-            term_points,
-            term_letters,
-            full_only,
-            n_words,
-            n_cells,
-            table,
-            choice,
-            child_long,
-            top_long,
-            top_words,
-            seen,
-        )
-        rb = r * n_cells
-        for L in range(top_long[r] + 1):
-            for W in range(top_words[r] + 1):
-                c = L * n_words + W
-                v = table[rb + c]
-                if v >= 0:
-                    table[base + c] = v
-                    choice[base + c] = -1
-                    child_long[base + c] = L
-        tl = top_long[r]
-        tw = top_words[r]
-    for k in range(low_start[low], low_start[low + 1]):
-        w = order[k]
-        rp = packed - word_packed[w]
-        if (rp & guard) != guard:
-            continue
-        r = s - word_idx[w]
-        _front(
-            r,
-            rp,
-            guard,
-            strides,
-            low_start,
-            order,
-            word_packed,
-            word_idx,
-            word_term,
-            term_points,
-            term_letters,
-            full_only,
-            n_words,
-            n_cells,
-            table,
-            choice,
-            child_long,
-            top_long,
-            top_words,
-            seen,
-        )
-        if top_long[r] < 0:
-            continue
-        t = word_term[w]
-        pw = term_points[t]
-        lw = term_letters[t]
-        rb = r * n_cells
-        for L2 in range(top_long[r] + 1):
-            L = L2 if lw < L2 else lw
-            for W2 in range(top_words[r] + 1):
-                v = table[rb + L2 * n_words + W2]
-                if v < 0:
-                    continue
-                u = v + pw
-                c = base + L * n_words + W2 + 1
-                if u > table[c]:
-                    table[c] = u
-                    choice[c] = w
-                    child_long[c] = L2
-                    if tl < L:
-                        tl = L
-                    if tw < W2 + 1:
-                        tw = W2 + 1
-    top_long[s] = tl
-    top_words[s] = tw
-    seen[s] = True
 
 
 @njit(cache=True, nogil=True)
@@ -654,6 +601,28 @@ def layout_front_path(
     used, then longest, then words, all descending. Returns (used, longest, words,
     term offsets, terms, unused offsets, unused fields): layout i lays terms
     [term_off[i], term_off[i + 1]) and leaves the fields [unused_off[i], unused_off[i + 1]).
+
+    The search: each state s (a sub-multiset reached from the hand by laying words with
+    the lowest card, or leaving it unused) has a table over cells (longest L, words W) of
+    the most points used by a layout of s, with its witness: the word laid with the
+    lowest card (-1: left unused) and the child state's cell. A state's table is built
+    from its children's: the lowest card unused (the child's cells as they are), then
+    each word in index order (the child's cells by L, then W, shifted to
+    (max(L, letters), W + 1)); only a strict gain replaces a cell, so each cell keeps the
+    first layout found. `full_only`: no card is left unused.
+
+    Why it is fast: a state keeps only the cells no other cell of it beats (one with
+    L' >= L, W' >= W and strictly more points); they are few, listed in an arena in
+    (L, W) order. Dropping the beaten cells changes no cell that a front layout passes
+    through, nor its witness. If an option giving a parent cell its value came from a
+    beaten child cell, the beating child cell under the same word (or left-unused step)
+    would give strictly more points to a parent cell with at least as long a word and as
+    many words: the parent cell would be beaten, or not hold that value. So, by
+    induction down from the front's cells (which no cell even matches), the cells on a
+    front layout are unbeaten in the full search, their values and first winning options
+    come from unbeaten child cells only, and those are kept, with their values, in the
+    same order; the values of beaten cells can only drop, so they stay beaten and the
+    front is the same. States are built children first, one dense scratch table at a time.
     """
     m = labels.shape[0]
     strides = _strides(counts)
@@ -674,47 +643,178 @@ def layout_front_path(
     n_long = max_long + 1
     n_words = n_cards // min_cards + 1
     n_cells = n_long * n_words
-    table = np.full(n_states * n_cells, -1, np.int16)
-    choice = np.full(n_states * n_cells, -1, np.int16)
-    child_long = np.zeros(n_states * n_cells, np.int8)
-    top_long = np.full(n_states, -1, np.int32)
-    top_words = np.full(n_states, -1, np.int32)
-    seen = np.zeros(n_states, np.bool_)
-    table[0] = 0
-    top_long[0] = 0
-    top_words[0] = 0
-    seen[0] = True
     full = n_states - 1
-    _front(
-        full,
-        packed,
-        guard,
-        strides,
-        low_start,
-        order,
-        word_packed,
-        word_idx,
-        word_term,
-        term_points,
-        term_letters,
-        full_only,
-        n_words,
-        n_cells,
-        table,
-        choice,
-        child_long,
-        top_long,
-        top_words,
-        seen,
-    )
-    # Non-dominated cells: more used than every cell with at least as long a word and as many words.
-    base = full * n_cells
+
+    # The states the search reaches from the whole hand: a child has a smaller index than
+    # its parent, so one sweep down marks them (no recursion: its calls cost more than the
+    # work), and a sweep up builds them children first. The sweep down also lists each
+    # state's words (positions k in `order` of the words that fit, in order) and lowest
+    # field, so that the fit tests run once. Word data is copied into `order`'s order.
+    # (Arrays of one size share one allocation: at small hands allocations dominate.)
+    n_all = order.shape[0]
+    o_buf = np.empty((4, n_all), np.int64)
+    o_packed = o_buf[0]
+    o_idx = o_buf[1]
+    o_points = o_buf[2]
+    o_letters = o_buf[3]
+    for k in range(n_all):
+        w = order[k]
+        o_packed[k] = word_packed[w]
+        o_idx[k] = word_idx[w]
+        o_points[k] = term_points[word_term[w]]
+        o_letters[k] = term_letters[word_term[w]]
+    reach = np.zeros(n_states, np.bool_)
+    st_buf = np.empty((7, n_states), np.int64)
+    st_packed = st_buf[0]
+    st_low = st_buf[1]
+    e_off = st_buf[2]  # state s's words: edges [e_off[s], e_end[s])
+    e_end = st_buf[3]
+    built = st_buf[4]  # the reached states, from the whole hand down
+    st_off = st_buf[5]  # state s's kept cells: arena rows [st_off[s], st_off[s] + st_cnt[s])
+    st_cnt = st_buf[6]
+    n_built = 0
+    e_cap = 4 * n_states + 64
+    edge = np.empty(e_cap, np.int32)
+    n_edges = 0
+    reach[full] = True
+    st_packed[full] = packed
+    for s in range(full, 0, -1):
+        if not reach[s]:
+            continue
+        built[n_built] = s
+        n_built += 1
+        sp = st_packed[s]
+        rest = sp ^ guard
+        low = 0
+        while (rest >> (5 * low)) & 15 == 0:
+            low += 1
+        st_low[s] = low
+        if not full_only:
+            r = s - strides[low]
+            reach[r] = True
+            st_packed[r] = sp - (np.int64(1) << (5 * low))
+        if n_edges + low_start[low + 1] - low_start[low] > e_cap:
+            e_cap = 2 * e_cap + low_start[low + 1] - low_start[low]
+            edge = _grow(edge, e_cap, n_edges)
+        e_off[s] = n_edges
+        for k in range(low_start[low], low_start[low + 1]):
+            rp = sp - o_packed[k]
+            if (rp & guard) == guard:
+                r = s - o_idx[k]
+                reach[r] = True
+                st_packed[r] = rp
+                edge[n_edges] = k
+                n_edges += 1
+        e_end[s] = n_edges
+
+    # Arena of the kept cells, by state, each state's by L then W. A row: points used, L, W,
+    # and the witness: the word laid with the lowest card (-1: left unused), the child
+    # state's cell (its row).
+    cap = 4 * n_cells + 64
+    arena = np.empty((cap, 5), np.int32)
+    arena[0, 0] = 0  # the empty state: no points, no word
+    arena[0, 1] = 0
+    arena[0, 2] = 0
+    arena[0, 3] = -1
+    arena[0, 4] = -1
+    st_off[0] = 0
+    st_cnt[0] = 1
+    n_arena = 1
+
+    # Dense scratch table of the state being built (all -1 between states) and the list of
+    # its filled cells (few: cheaper to sort and compare than sweeping the table).
+    sc_buf = np.empty((4, n_cells), np.int32)
+    val = sc_buf[0]
+    val[:] = -1
+    sch = sc_buf[1]
+    schild = sc_buf[2]
+    touched = sc_buf[3]
+    for q in range(n_built - 1, -1, -1):
+        s = built[q]
+        n_touch = 0
+        if not full_only:
+            r = s - strides[st_low[s]]
+            off = st_off[r]
+            for i in range(off, off + st_cnt[r]):
+                c = arena[i, 1] * n_words + arena[i, 2]
+                val[c] = arena[i, 0]
+                sch[c] = -1
+                schild[c] = i
+                touched[n_touch] = c
+                n_touch += 1
+        for e in range(e_off[s], e_end[s]):
+            k = edge[e]
+            r = s - o_idx[k]
+            cnt = st_cnt[r]
+            if cnt == 0:
+                continue
+            w = order[k]
+            pw = o_points[k]
+            lw = o_letters[k]
+            off = st_off[r]
+            for i in range(off, off + cnt):
+                L2 = arena[i, 1]
+                L = L2 if lw < L2 else lw
+                c = L * n_words + arena[i, 2] + 1
+                u = arena[i, 0] + pw
+                v = val[c]
+                if u > v:
+                    if v < 0:
+                        touched[n_touch] = c
+                        n_touch += 1
+                    val[c] = u
+                    sch[c] = w
+                    schild[c] = i
+        if s == full:
+            break
+        # Keep the unbeaten cells, in (L, W) order: sort the filled cells by index (insertion
+        # sort, the lists are short); only a later cell can have L' >= L and W' >= W.
+        for i in range(1, n_touch):
+            c = touched[i]
+            j = i - 1
+            while j >= 0 and touched[j] > c:
+                touched[j + 1] = touched[j]
+                j -= 1
+            touched[j + 1] = c
+        if n_arena + n_touch > cap:
+            cap = 2 * cap + n_touch
+            bigger = np.empty((cap, 5), np.int32)
+            bigger[:n_arena] = arena[:n_arena]
+            arena = bigger
+        st_off[s] = n_arena
+        for i in range(n_touch):
+            c = touched[i]
+            v = val[c]
+            W = c % n_words
+            beaten = False
+            for j in range(i + 1, n_touch):
+                c2 = touched[j]
+                if val[c2] > v and c2 % n_words >= W:
+                    beaten = True
+                    break
+            if not beaten:
+                arena[n_arena, 0] = v
+                arena[n_arena, 1] = c // n_words
+                arena[n_arena, 2] = W
+                arena[n_arena, 3] = sch[c]
+                arena[n_arena, 4] = schild[c]
+                n_arena += 1
+        for i in range(n_touch):
+            val[touched[i]] = -1
+        st_cnt[s] = n_arena - st_off[s]
+    if full == 0:
+        val[0] = 0
+        sch[0] = -1
+        schild[0] = 0
+
+    # Non-dominated cells of the whole hand: more used than every cell with at least as long
+    # a word and as many words.
     above = np.full((n_long + 1) * (n_words + 1), -1, np.int32)  # max used over L2 >= L, W2 >= W
     keys = np.empty(n_cells, np.int64)
     n_front = 0
     for L in range(n_long - 1, -1, -1):
         for W in range(n_words - 1, -1, -1):
-            v = np.int32(table[base + L * n_words + W])
+            v = val[L * n_words + W]
             a = above[(L + 1) * (n_words + 1) + W]
             b = above[L * (n_words + 1) + W + 1]
             beat = a if a > b else b
@@ -739,15 +839,15 @@ def layout_front_path(
         used[i] = key // (n_words * n_long)
         longest[i] = L
         words[i] = W
+        c = L * n_words + W
+        ch = sch[c]
+        cell = schild[c]
         s = full
         while s != 0:
-            c = s * n_cells + L * n_words + W
-            ch = choice[c]
             if ch >= 0:
                 terms[n_terms] = word_term[ch]
                 n_terms += 1
                 s -= word_idx[ch]
-                W -= 1
             else:
                 j = 0
                 while (s // strides[j]) % (counts[j] + 1) == 0:
@@ -755,10 +855,19 @@ def layout_front_path(
                 unused[n_unused] = j
                 n_unused += 1
                 s -= strides[j]
-            L = child_long[c]
+            ch = arena[cell, 3]
+            cell = arena[cell, 4]
         term_off[i + 1] = n_terms
         unused_off[i + 1] = n_unused
     return used, longest, words, term_off, terms[:n_terms], unused_off, unused[:n_unused]
+
+
+@njit(cache=True, nogil=True)
+def _grow(a, cap, n):
+    """`a`'s first n entries in a new array of cap entries."""
+    b = np.empty(cap, a.dtype)
+    b[:n] = a[:n]
+    return b
 
 
 @njit(cache=True, nogil=True)
