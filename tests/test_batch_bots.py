@@ -248,3 +248,25 @@ def test_play_bots_stops_at_a_seat_it_does_not_play():
             legal = batch.action_masks(live)
             batch.step(np.asarray([rng.choice(np.flatnonzero(row)) for row in legal], dtype=np.int64), live)
     assert batch.is_over.all() and moved > n * 10
+
+
+def test_greedy_reads_the_go_out_faces_off_its_discard_table_exactly():
+    """Where greedy is to discard, the engine takes the go-out faces from greedy's discard table instead of its
+    own search: they must be the solver's go-out faces of the hand (and none in a final turn)."""
+    config = QuiddlerConfig(num_players=3)
+    batch = BatchGame(config, num_games=40)
+    batch.reset(seed=12)
+    solver = batch.solver
+    checked = 0
+    rng = np.random.default_rng(3)
+    while (live := np.flatnonzero(~batch.is_over)).size:
+        picks = batch.bot_actions(live, np.full(live.size, GREEDY))
+        for i in live[batch.phase[live] == K.DISCARD].tolist():
+            hand = batch.hands()[i, batch.current_player[i]].tolist()
+            want = 0 if batch.went_out[i] >= 0 else solver.go_out_faces(hand)
+            assert int(batch.go[i]) == want
+            checked += 1
+        masks = batch.action_masks(live)
+        random_moves = np.argmax(rng.random(masks.shape) * masks + masks, axis=1)
+        batch.step(np.where(rng.random(live.size) < 0.5, picks, random_moves), live)
+    assert checked > 500

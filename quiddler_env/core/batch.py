@@ -208,7 +208,7 @@ class BatchGame:
         games = self.all_games if games is None else np.ascontiguousarray(games, dtype=np.int64)
         if out is None:
             out = np.empty((games.shape[0], self.num_actions), dtype=np.int8)
-        K.masks(games, out, self.cards, self.ints, self.go, self.L, self.R)
+        K.masks(games, out, self.cards, self.ints, self.go, self.L, self.R, self.S)
         return out
 
     def observe(

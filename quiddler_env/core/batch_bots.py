@@ -64,18 +64,39 @@ def _best_score(h, R, S):
 
 @njit(cache=True, nogil=True)
 def _discard_scores(h, R, S):
-    """For each face in the hand: the score of the best layout of the hand without one of it (-1e9 if absent)."""
-    faces, used, _, _, _ = discard_table(h, S[0], R[K.R_MIN_CARDS], S[1], S[2], S[3], S[4], S[5], S[6], S[7])
+    """For each face in the hand: the score of the best layout of the hand without one of it (-1e9 if absent);
+    then, at index 31, the faces whose discard leaves a hand laid out completely (bit f: the go-out faces)."""
+    faces, used, _, _, cover = discard_table(h, S[0], R[K.R_MIN_CARDS], S[1], S[2], S[3], S[4], S[5], S[6], S[7])
     total = K.hand_points(h)
-    out = np.full(K.FACES, np.int64(-(10**9)))
+    out = np.full(K.FACES + 1, np.int64(-(10**9)))
+    bits = np.int64(0)
     for j in range(faces.shape[0]):
         f = faces[j]
-        out[f] = 2 * np.int64(used[j]) - (total - K._POINTS[f])
+        rest = total - K._POINTS[f]
+        out[f] = 2 * np.int64(used[j]) - rest
+        if cover[j] and rest > 0:
+            bits |= np.int64(1) << f
+    out[K.FACES] = bits
     return out
 
 
-MEMO_WIDTH = 3 + 31
-"""A memo row: the hand's key (two int64), 1 if filled, then the figure(s) remembered for that hand."""
+@njit(cache=True, nogil=True)
+def _prime_greedy(i, cards, ints, go, L, R, S, table_memo):
+    """Before greedy's discard: its discard table (which it needs anyway) also answers the engine's go-out
+    question for the hand, so the go-out search is not run a second time."""
+    v = ints[i]
+    if v[K.I_PHASE] != K.DISCARD or go[i] != K.GO_UNKNOWN:
+        return
+    h = K.hand_of(cards, i, L, v[K.I_CUR])
+    if v[K.I_WENT_OUT] >= 0 or h.sum() <= 1:
+        go[i] = 0
+        return
+    go[i] = _table(h, table_memo[i], R, S)[K.FACES]
+
+
+MEMO_WIDTH = 3 + 31 + 1
+"""A memo row: the hand's key (two int64), 1 if filled, then the figure(s) remembered for that hand (a discard
+table: 31 scores and the go-out faces)."""
 
 
 def new_memo(num_games: int, num_players: int) -> tuple[np.ndarray, np.ndarray]:
@@ -142,7 +163,7 @@ def greedy_action(i, mask, cards, ints, rng, L, R, S, best_memo, table_memo):
                 now = _best_score(h, R, S)
             h[cards[i, L[K.L_DISC] + v[K.I_DISC_LEN] - 1]] += 1
             scores = _table(h, table_memo[i], R, S)
-            if scores.max() > now:
+            if scores[: K.FACES].max() > now:
                 return K.TAKE_DISCARD
             return K.DRAW_PILE
         return first
@@ -197,7 +218,9 @@ def play_bots(games, bots, moves, cards, ints, rng, go, L, R, sizes, S, num_acti
             code = bots[i, v[K.I_CUR]]
             if code < 0:
                 break
-            K.mask_row(i, mask, cards, ints, go, L, R)
+            if code == GREEDY:
+                _prime_greedy(i, cards, ints, go, L, R, S, table_memo)
+            K.mask_row(i, mask, cards, ints, go, L, R, S)
             a = bot_action(code, i, mask, cards, ints, rng, L, R, S, best_memo, table_memo)
             K.step_one(i, a, cards, ints, rng, go, L, R, sizes, S)
             moves[i] += 1
@@ -209,5 +232,7 @@ def bot_actions(games, codes, out, cards, ints, rng, go, L, R, S, num_actions, b
     mask = np.zeros(num_actions, np.int8)
     for j in range(games.shape[0]):
         i = games[j]
-        K.mask_row(i, mask, cards, ints, go, L, R)
+        if codes[j] == GREEDY:
+            _prime_greedy(i, cards, ints, go, L, R, S, table_memo)
+        K.mask_row(i, mask, cards, ints, go, L, R, S)
         out[j] = bot_action(codes[j], i, mask, cards, ints, rng, L, R, S, best_memo, table_memo)

@@ -15,7 +15,7 @@ State of N games, one row per game (`batch.BatchGame` owns the arrays and names 
   offsets of `L`.
 - `rng` uint64 (N, 2): each game's generators, the deal's and its built-in bots'
   (splitmix64; `game_stream`), so a game's cards do not depend on which bots play it.
-- `go` int64 (N): the current player's go-out faces (bit f), computed on drawing.
+- `go` int64 (N): the current player's go-out faces (bit f), searched when first asked after a draw.
 
 The rule options come as the int64 array `R` (indices `R_*`) and the round hand sizes.
 The solver tables `S` are the dictionary's trie and term arrays, as the solver has them.
@@ -36,6 +36,8 @@ DRAW_PILE, TAKE_DISCARD, DISCARD_BASE, GO_OUT_BASE, LAY_BASE = 0, 1, 2, 33, 64
 DRAW, DISCARD, GAME_OVER, LAY = 0, 1, 2, 3
 FACES = NUM_FACES
 FACE_BITS = (1 << 31) - 1
+GO_UNKNOWN = -1
+"""`go[i]` before the go-out faces of the hand just drawn were searched."""
 
 # -- rule options: indices into R ------------------------------------------------------------
 R_PLAYERS, R_ROUNDS, R_MIN_CARDS, R_BONUS_VALUE, R_BONUSES, R_FLOOR, R_FORCED, R_CAP, R_CHOOSE, R_K = range(10)
@@ -454,7 +456,7 @@ def _lay_next(i, p, cards, ints, rng, go, L, R, sizes, S):
 
 
 @njit(cache=True, nogil=True)
-def is_legal(i, a, cards, ints, go, L, R):
+def is_legal(i, a, cards, ints, go, L, R, S):
     """Is action a legal for the current player of game i (as `QuiddlerGame.is_legal`)."""
     v = ints[i]
     ph = v[I_PHASE]
@@ -465,8 +467,8 @@ def is_legal(i, a, cards, ints, go, L, R):
     if ph != DISCARD or a < DISCARD_BASE or a >= LAY_BASE:
         return False
     if a >= GO_OUT_BASE:
-        return (go[i] >> (a - GO_OUT_BASE)) & 1 == 1
-    if R[R_FORCED] and go[i] != 0:
+        return (go_bits(i, cards, ints, go, L, R, S) >> (a - GO_OUT_BASE)) & 1 == 1
+    if R[R_FORCED] and go_bits(i, cards, ints, go, L, R, S) != 0:
         return False
     return cards[i, L[L_HANDS] + v[I_CUR] * FACES + a - DISCARD_BASE] > 0
 
@@ -479,6 +481,14 @@ def _go_bits(i, p, cards, ints, L, R, S):
     if h.sum() <= 1:
         return np.int64(0)
     return go_out_face_bits(h, S[0], R[R_MIN_CARDS], S[1], S[2], S[3], S[4], S[7]) & FACE_BITS
+
+
+@njit(cache=True, nogil=True)
+def go_bits(i, cards, ints, go, L, R, S):
+    """The current player's go-out faces in the discard phase (bit f), searched once per hand when first asked."""
+    if go[i] == GO_UNKNOWN:
+        go[i] = _go_bits(i, ints[i, I_CUR], cards, ints, L, R, S)
+    return go[i]
 
 
 @njit(cache=True, nogil=True)
@@ -534,7 +544,7 @@ def step_one(i, a, cards, ints, rng, go, L, R, sizes, S):
             c[known + card] += 1
         c[hand + card] += 1
         v[I_PHASE] = DISCARD
-        go[i] = _go_bits(i, p, cards, ints, L, R, S)
+        go[i] = GO_UNKNOWN  # asked for when a mask or a bot needs it (greedy reads it off its discard table)
         return
     face = a - GO_OUT_BASE if a >= GO_OUT_BASE else a - DISCARD_BASE
     c[hand + face] -= 1
@@ -570,7 +580,7 @@ def step_games(games, actions, cards, ints, rng, go, L, R, sizes, S):
 
     Games before an illegal one have moved; from it on, nothing moved."""
     for j in range(games.shape[0]):
-        if not is_legal(games[j], actions[j], cards, ints, go, L, R):
+        if not is_legal(games[j], actions[j], cards, ints, go, L, R, S):
             return j
     for j in range(games.shape[0]):
         step_one(games[j], actions[j], cards, ints, rng, go, L, R, sizes, S)
@@ -581,7 +591,7 @@ def step_games(games, actions, cards, ints, rng, go, L, R, sizes, S):
 
 
 @njit(cache=True, nogil=True)
-def mask_row(i, out, cards, ints, go, L, R):
+def mask_row(i, out, cards, ints, go, L, R, S):
     """The legal-action mask of game i's current player into out (int8 or bool, zeros when over)."""
     v = ints[i]
     out[:] = 0
@@ -594,7 +604,7 @@ def mask_row(i, out, cards, ints, go, L, R):
         if v[I_DRAW_LEN] > 0 or v[I_DISC_LEN] > 1:
             out[DRAW_PILE] = 1
     elif ph == DISCARD:
-        bits = go[i]
+        bits = go_bits(i, cards, ints, go, L, R, S)
         for f in range(FACES):
             if (bits >> f) & 1:
                 out[GO_OUT_BASE + f] = 1
@@ -606,10 +616,10 @@ def mask_row(i, out, cards, ints, go, L, R):
 
 
 @njit(cache=True, nogil=True)
-def masks(games, out, cards, ints, go, L, R):
+def masks(games, out, cards, ints, go, L, R, S):
     """The masks of games[j] into out[j]."""
     for j in range(games.shape[0]):
-        mask_row(games[j], out[j], cards, ints, go, L, R)
+        mask_row(games[j], out[j], cards, ints, go, L, R, S)
 
 
 @njit(cache=True, nogil=True)
