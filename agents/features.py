@@ -51,7 +51,8 @@ class FeatureSet:
     size: int
     compute: Callable[[np.ndarray, int, HandSolver], np.ndarray]
     summary: str
-    compute_batch: Callable[[np.ndarray, int, HandSolver], np.ndarray]
+    compute_batch: Callable[..., np.ndarray]
+    """(observations, num_players, solver, memo) -> features; memo: the set's own cache, or None."""
 
 
 def _solver_v1(observation: np.ndarray, num_players: int, solver: HandSolver) -> np.ndarray:
@@ -87,8 +88,74 @@ def _solver_v1(observation: np.ndarray, num_players: int, solver: HandSolver) ->
     return np.clip(out, -FEATURE_BOUND, FEATURE_BOUND)
 
 
+TABLE_SLOTS = 4096
+BEST_SLOTS = 16384
+_TABLE_WIDTH = 3 + 1 + 5 * 12  # key, filled; fields m; then faces, used, words, longest, cover of each field
+_BEST_WIDTH = 3 + 4  # key, filled; used, words, longest, lays every card
+
+
+def new_feature_memo() -> tuple[np.ndarray, np.ndarray]:
+    """`solver_v1`'s memo for batches: direct-mapped, exactly keyed by the hand (a miss just searches)."""
+    return np.zeros((TABLE_SLOTS, _TABLE_WIDTH), np.int64), np.zeros((BEST_SLOTS, _BEST_WIDTH), np.int64)
+
+
 @njit(cache=True, nogil=True)
-def _solver_v1_rows(obs, out, o_hand, o_top, o_phase, min_cards, S):
+def _hand_key(h):
+    k0 = np.int64(0)
+    k1 = np.int64(0)
+    for f in range(16):
+        k0 |= h[f] << (4 * f)
+    for f in range(16, NUM_FACES):
+        k1 |= h[f] << (4 * (f - 16))
+    mix = (np.uint64(k0) * np.uint64(0x9E3779B97F4A7C15)) ^ (np.uint64(k1) * np.uint64(0xBF58476D1CE4E5B9))
+    return k0, k1, mix ^ (mix >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True)
+def _table(h, min_cards, S, tables, best):
+    """discard_table of h as (faces, used, words, longest, cover), from the memo or searched (and remembered,
+    with the best layout of every h - f, which is what the next draw of that hand asks)."""
+    k0, k1, mix = _hand_key(h)
+    row = tables[np.int64(mix & np.uint64(tables.shape[0] - 1))]
+    if row[2] == 1 and row[0] == k0 and row[1] == k1:
+        m = row[3]
+        return row[4 : 4 + m], row[16 : 16 + m], row[28 : 28 + m], row[40 : 40 + m], row[52 : 52 + m]
+    faces, used, words, longs, cover = discard_table(h, S[0], min_cards, S[1], S[2], S[3], S[4], S[5], S[6], S[7])
+    m = faces.shape[0]
+    row[0], row[1], row[2], row[3] = k0, k1, 1, m
+    for j in range(m):
+        row[4 + j] = faces[j]
+        row[16 + j] = used[j]
+        row[28 + j] = words[j]
+        row[40 + j] = longs[j]
+        row[52 + j] = 1 if cover[j] else 0
+        h[faces[j]] -= 1
+        b0, b1, bmix = _hand_key(h)
+        brow = best[np.int64(bmix & np.uint64(best.shape[0] - 1))]
+        brow[0], brow[1], brow[2] = b0, b1, 1
+        brow[3], brow[4], brow[5], brow[6] = used[j], words[j], longs[j], 1 if cover[j] else 0
+        h[faces[j]] += 1
+    return row[4 : 4 + m], row[16 : 16 + m], row[28 : 28 + m], row[40 : 40 + m], row[52 : 52 + m]
+
+
+@njit(cache=True, nogil=True)
+def _best(h, min_cards, S, best):
+    """The best layout of h as (used, words, longest, lays every card), from the memo or searched."""
+    k0, k1, mix = _hand_key(h)
+    row = best[np.int64(mix & np.uint64(best.shape[0] - 1))]
+    if row[2] == 1 and row[0] == k0 and row[1] == k1:
+        return row[3], row[4], row[5], row[6] == 1
+    used, terms, unused = best_layout_hand(h, S[0], min_cards, S[1], S[2], S[3], S[4], S[5], S[6], S[7])
+    longest = 0
+    for t in terms:
+        longest = max(longest, S[6][t])
+    row[0], row[1], row[2] = k0, k1, 1
+    row[3], row[4], row[5], row[6] = used, terms.shape[0], longest, 1 if unused.shape[0] == 0 else 0
+    return row[3], row[4], row[5], row[6] == 1
+
+
+@njit(cache=True, nogil=True)
+def _solver_v1_rows(obs, out, o_hand, o_top, o_phase, min_cards, S, tables, best):
     """`_solver_v1` for each row of obs (float32 (B, size)) into out (float32 (B, 132))."""
     h = np.zeros(NUM_FACES, np.int64)
     for b in range(obs.shape[0]):
@@ -101,19 +168,16 @@ def _solver_v1_rows(obs, out, o_hand, o_top, o_phase, min_cards, S):
             n_cards += h[f]
         if n_cards == 0:
             continue
+        total = 0
+        for f in range(NUM_FACES):
+            total += h[f] * _POINTS[f]
         if row[o_phase] > 0.5:  # draw
-            used, terms, unused = best_layout_hand(h, S[0], min_cards, S[1], S[2], S[3], S[4], S[5], S[6], S[7])
-            total = 0
-            for f in range(NUM_FACES):
-                total += h[f] * _POINTS[f]
+            used, n_words, longest, full = _best(h, min_cards, S, best)
             now = 2 * np.int64(used) - total
-            longest = 0
-            for t in terms:
-                longest = max(longest, S[6][t])
             o[0] = now / SCORE_SCALE
-            o[1] = terms.shape[0] / WORDS_SCALE
+            o[1] = n_words / WORDS_SCALE
             o[2] = longest / LONGEST_SCALE
-            o[3] = 1.0 if unused.shape[0] == 0 else 0.0
+            o[3] = 1.0 if full else 0.0
             top = -1
             for f in range(NUM_FACES):
                 if row[o_top + f] > 0.5:
@@ -121,9 +185,7 @@ def _solver_v1_rows(obs, out, o_hand, o_top, o_phase, min_cards, S):
                     break
             if top >= 0:
                 h[top] += 1
-                faces, used2, words, longs, cover = discard_table(
-                    h, S[0], min_cards, S[1], S[2], S[3], S[4], S[5], S[6], S[7]
-                )
+                faces, used2, words, longs, cover = _table(h, min_cards, S, tables, best)
                 total += _POINTS[top]
                 best_s, best_w, best_l = -(10**9), -1, -1
                 any_out = False
@@ -141,12 +203,7 @@ def _solver_v1_rows(obs, out, o_hand, o_top, o_phase, min_cards, S):
                 o[6] = best_l / LONGEST_SCALE
                 o[7] = 1.0 if any_out else 0.0
         elif row[o_phase + 1] > 0.5 and n_cards > 1:  # discard
-            faces, used2, words, longs, cover = discard_table(
-                h, S[0], min_cards, S[1], S[2], S[3], S[4], S[5], S[6], S[7]
-            )
-            total = 0
-            for f in range(NUM_FACES):
-                total += h[f] * _POINTS[f]
+            faces, used2, words, longs, cover = _table(h, min_cards, S, tables, best)
             for j in range(faces.shape[0]):
                 rest = total - _POINTS[faces[j]]
                 base = 8 + 4 * faces[j]
@@ -158,12 +215,17 @@ def _solver_v1_rows(obs, out, o_hand, o_top, o_phase, min_cards, S):
             o[k] = min(max(o[k], -FEATURE_BOUND), FEATURE_BOUND)
 
 
-def _solver_v1_batch(observations: np.ndarray, num_players: int, solver: HandSolver) -> np.ndarray:
+def _solver_v1_batch(
+    observations: np.ndarray, num_players: int, solver: HandSolver, memo: tuple | None = None
+) -> np.ndarray:
     obs = np.ascontiguousarray(observations, dtype=np.float32)
     s = observation_layout(num_players).slices
     out = np.empty((obs.shape[0], 8 + 4 * NUM_FACES), dtype=np.float32)
-    tables = solver_tables(solver)
-    _solver_v1_rows(obs, out, s["hand"].start, s["discard_top"].start, s["phase"].start, solver.min_cards, tables)
+    tables, best = memo if memo is not None else new_feature_memo()
+    _solver_v1_rows(
+        obs, out, s["hand"].start, s["discard_top"].start, s["phase"].start, solver.min_cards,
+        solver_tables(solver), tables, best,
+    )  # fmt: skip
     return out
 
 
@@ -195,6 +257,7 @@ class ObservationFeatures:
         self.num_players = config.num_players
         self.base_size = observation_layout(self.num_players).size
         self._solver: HandSolver | None = None
+        self._memo: tuple | None = None  # the batch kernels' memo (exact: keyed by the hand)
 
     @property
     def size(self) -> int:
@@ -222,4 +285,7 @@ class ObservationFeatures:
             raise ValueError(
                 f"observations of shape {obs.shape}; a {self.num_players}-player table has rows of {self.base_size}"
             )
-        return np.concatenate([obs, self.features.compute_batch(obs, self.num_players, self.solver)], axis=1)
+        if self._memo is None:
+            self._memo = new_feature_memo()
+        extra = self.features.compute_batch(obs, self.num_players, self.solver, self._memo)
+        return np.concatenate([obs, extra], axis=1)

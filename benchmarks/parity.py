@@ -59,14 +59,18 @@ def chunks(counts: dict[str, int], chunk: int, seed: int) -> list[tuple[str, int
     return jobs
 
 
-def run_chunk(job: tuple[str, int, int]) -> tuple[str, int, int, ParityReport | None, str | None, float]:
+def run_chunk(job: tuple[str, int, int, bool]) -> tuple[str, int, int, ParityReport | None, str | None, float]:
     """Replay one chunk: (rule set, seed, games, report or None, mismatch message or None, seconds)."""
-    name, seed, games = job
+    name, seed, games, every_seat = job
     start = time.perf_counter()
     report, error = None, None
     try:
         report = replay(
-            QuiddlerConfig(**RULE_SETS[name]), seed=seed, games=games, go_out_chance=GO_OUT_CHANCE.get(name, 0.3)
+            QuiddlerConfig(**RULE_SETS[name]),
+            seed=seed,
+            games=games,
+            go_out_chance=GO_OUT_CHANCE.get(name, 0.3),
+            every_seat=every_seat,
         )
     except ParityError as e:
         error = str(e)
@@ -82,12 +86,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="chunk k replays with seed SEED * 10**6 + k")
     parser.add_argument("--chunk", type=int, default=100, help="games per replay call (a twentieth for slow sets)")
     parser.add_argument("--slow-games", type=int, default=200, help="at most this many games per slow rule set")
+    parser.add_argument(
+        "--every-seat",
+        action="store_true",
+        help="compare every seat's observation after every move (default: the mover's after every move, every "
+        "seat's at each round's first move, in the lay phase and at the end)",
+    )
     args = parser.parse_args(argv)
     if args.games < 20 or args.workers < 1 or args.chunk < 1 or args.slow_games < 1:
         parser.error("need --games >= 20 and positive --workers, --chunk and --slow-games")
 
     counts = split_games(args.games, args.slow_games)
-    jobs = chunks(counts, args.chunk, args.seed)
+    jobs = [(*job, args.every_seat) for job in chunks(counts, args.chunk, args.seed)]
     totals = {name: dict.fromkeys(FIELDS, 0) | {"mismatches": 0, "seconds": 0.0} for name in RULE_SETS}
     failures: list[str] = []
     print(f"{args.games} games over {len(RULE_SETS)} rule sets, {len(jobs)} chunks, {args.workers} workers", flush=True)

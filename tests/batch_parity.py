@@ -51,10 +51,18 @@ class ParityError(AssertionError):
 
 
 def replay(
-    config: QuiddlerConfig, seed: int, games: int, *, go_out_chance: float = 0.3, stacked: bool = False
+    config: QuiddlerConfig,
+    seed: int,
+    games: int,
+    *,
+    go_out_chance: float = 0.3,
+    stacked: bool = False,
+    every_seat: bool = True,
 ) -> ParityReport:
     """Replay `games` random games of `config` in both engines (batch game i is seeded `game_seed(seed, i)`);
-    `stacked`: every round deals a stacked deck (drawn from the replay's generator), as tournaments deal."""
+    `stacked`: every round deals a stacked deck (drawn from the replay's generator), as tournaments deal.
+    `every_seat`: compare every seat's observation after every move (else the mover's after every move, and
+    every seat's at the first move of each round, in the lay phase and at the end)."""
     report = ParityReport()
     rng = np.random.default_rng(seed)
     batch = BatchGame(config, num_games=games)
@@ -76,7 +84,8 @@ def replay(
                 raise ParityError(
                     f"game {i} move {moves}: masks differ: {np.flatnonzero(mask)} vs {np.flatnonzero(got)}"
                 )
-            for p in range(n):
+            seats = range(n) if every_seat or single.turns_this_round == 0 or mask[A.LAY_BASE :].any() else ()
+            for p in seats or (single.current_player,):
                 want = encode_observation(single, p)
                 obs = batch.observe(np.asarray([p]), game)[0]
                 if not np.array_equal(want, obs):
@@ -102,6 +111,9 @@ def replay(
                 )
                 if want != got_round:
                     raise ParityError(f"game {i} round {report.rounds}: results differ: {want} vs {got_round}")
+        for p in range(n):  # the final state, as every seat sees it
+            if not np.array_equal(encode_observation(single, p), batch.observe(np.asarray([p]), game)[0]):
+                raise ParityError(f"game {i}: seat {p}'s final observation differs")
         if single.totals != batch.totals[i].tolist() or not batch.is_over[i]:
             raise ParityError(f"game {i}: totals differ at the end: {single.totals} vs {batch.totals[i].tolist()}")
         report.games += 1
