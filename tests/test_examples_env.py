@@ -71,3 +71,11 @@ def test_selfplay_example():
     summary, out = run_example("selfplay_aec.py", "--timesteps", "64", "--players", "2", "--games", "1")
     assert summary["timesteps"] >= 64 and summary["games"] == 1
     assert out.count("game 0: totals") == 1
+
+
+@pytest.mark.slow
+def test_vector_env_example():
+    summary, _ = run_example("vector_env.py", "--num-envs", "16", "--games", "20", "--seed", "2")
+    assert summary["episodes"] >= 20 and summary["learner_steps"] > 20 * 10
+    assert 0 <= summary["win_rate"] < 0.5  # a random learner against greedy loses most games
+    assert 0 < summary["mean_total"] < 1000
