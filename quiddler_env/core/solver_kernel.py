@@ -6,11 +6,12 @@ a sub-multiset of the hand, indexed in mixed radix. The kernels
 
 1. walk the dictionary trie (CSR arrays) along the hand's sub-multisets, in key
    order, to list every word multiset the hand contains (`hand_words`);
-2. search layouts over states with a memo: the lowest remaining card is either
-   left unused or starts a word whose lowest card it is, so each layout is built
-   once. `_cover` asks "can every card be laid" and stops at the first complete
-   layout (the go-out mask); `_best` finds the best layout (points used, then
-   words, then longest word); `layout_front_path` keeps, per state, the unbeaten
+2. search layouts over states: the lowest remaining card is either left unused
+   or starts a word whose lowest card it is, so each layout is built once.
+   `_cover` asks "can every card be laid" depth-first with a memo and stops at
+   the first complete layout (the go-out mask); `_best_table` finds the best
+   layout (points used, then words, then longest word) of every state the search
+   reaches, in two sweeps over state indices; `layout_front_path` keeps, per state, the unbeaten
    cells of a table over (longest word, number of words) of the most points used,
    and reads the Pareto front of the hand's layouts from the whole hand's table
    (`full_only`: every card laid).
@@ -20,13 +21,26 @@ drawing, `best_layout_hand` the round-end layout, `discard_table` the best layou
 left by each discard (for the bots), `layout_front_hand` the layouts a player lays from.
 
 A word's fit in a state is one subtraction on a packed form (5 bits per field:
-4 for the count, 1 guard that a borrow clears), so hands have at most 12 fields.
+4 for the count, 1 guard that a borrow clears), so hands have at most 12 fields
+(`_best_table` tests up to 64 words at once, with bit sets).
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
+try:  # numba's count-trailing-zeros intrinsic (an internal module, so a portable fallback below)
+    from numba.cpython.unsafe.numbers import trailing_zeros
+except ImportError:  # pragma: no cover - only on a numba without it
+
+    @njit(cache=True, nogil=True)
+    def trailing_zeros(x):
+        n = 0
+        while (x >> n) & 1 == 0:
+            n += 1
+        return n
+
 
 MAX_FIELDS = 12
 
@@ -262,184 +276,208 @@ def go_out_fields(labels, counts, min_cards, edge_start, edge_label, edge_child,
 
 
 @njit(cache=True, nogil=True)
-def _best(
-    s,
-    packed,
-    guard,
-    strides,
-    low_start,
-    order,
-    word_packed,
-    word_idx,
-    word_term,
-    term_points,
-    term_letters,
-    best_used,
-    best_words,
-    best_long,
-    choice,
-    nxt,
-    seen,
+def _best_table(
+    roots, root_packed, counts, strides, low_start, order, word_idx, word_packed, word_term, term_points, term_letters
 ):
-    """Fill the best layout of state s (and the states it needs), depth-first with a memo."""
-    if s == 0 or seen[s]:
-        return
-    rest = packed ^ guard
-    low = 0
-    while (rest >> (5 * low)) & 15 == 0:
-        low += 1
-    r = s - strides[low]
-    rp = packed - (np.int64(1) << (5 * low))
-    _best(
-        r,
-        rp,
-        guard,
-        strides,
-        low_start,
-        order,
-        word_packed,
-        word_idx,
-        word_term,
-        term_points,
-        term_letters,
-        best_used,
-        best_words,
-        best_long,
-        choice,
-        nxt,
-        seen,
-    )
-    used = best_used[r]
-    nw = best_words[r]
-    lg = best_long[r]
-    ch = -1
-    nx = r
-    for k in range(low_start[low], low_start[low + 1]):
+    """The best layout (points used, then words, then longest word) of every state searched from `roots`.
+
+    A state's best layout: its lowest card left unused (the best of the state without it), or
+    laid in one of the words it is the lowest card of, in index order (that word, plus the best
+    of the state left); only a strict gain replaces the choice, so the first best one is kept.
+    Each state's answer depends on the state alone, so it is the same whichever root reaches it
+    (what a memoised depth-first search from the roots finds). Also: can the state be laid out
+    completely (some such word leaves a state that can).
+
+    Two sweeps over state indices instead of a memoised recursion (its calls cost more than
+    the work): a child has a smaller index than its parent, so a sweep down marks the states
+    the roots reach and lists each one's fitting words, and a sweep up fills them children first.
+    The answers, and the first best choice at each state, are those of the recursion (what
+    `discard_table` and `best_layout_hand` returned before, bit for bit).
+
+    Returns (lowest field, key, choice, cover) by state, valid at the states reached: key is
+    used * 2**32 + words * 2**16 + longest, choice the word's position in `order` (-1: the
+    lowest card left unused).
+    """
+    m = strides.shape[0] - 1
+    n_states = strides[m]
+    # Word data copied into `order`'s order (read in runs, not through `order`).
+    n_all = order.shape[0]
+    o_buf = np.empty((4, n_all), np.int64)
+    o_packed = o_buf[0]
+    o_idx = o_buf[1]
+    o_add = o_buf[2]  # what laying the word adds to a key: its points and one word
+    o_letters = o_buf[3]
+    for k in range(n_all):
         w = order[k]
-        rp = packed - word_packed[w]
-        if (rp & guard) != guard:
+        o_packed[k] = word_packed[w]
+        o_idx[k] = word_idx[w]
+        o_add[k] = (np.int64(term_points[word_term[w]]) << 32) + (1 << 16)
+        o_letters[k] = term_letters[word_term[w]]
+
+    # The fit tests, by bit sets: each field's group of words (lowest field g) is split in
+    # blocks of 64, and kill[...] (group g, field j, count c, block b) has the bits of the
+    # words needing more than c cards of field j. The words that fit a state of lowest field
+    # g are those of group g in no set for the state's counts: a few ORs for up to 64 words,
+    # instead of a test per word (most of which fail). Slot (j, c) is at fbase[j] + c; the
+    # slot of each field's full count stays empty, so no count needs a test.
+    fg = np.empty((2, m + 1), np.int64)
+    fbase = fg[0]
+    gblk = fg[1]
+    fbase[0] = 0
+    gblk[0] = 0
+    for j in range(m):
+        fbase[j + 1] = fbase[j] + counts[j] + 1
+        gblk[j + 1] = gblk[j] + ((low_start[j + 1] - low_start[j] + 63) >> 6)
+    n_slots = fbase[m]
+    kill = np.zeros(gblk[m] * n_slots, np.int64)
+    for g in range(m):
+        lo = low_start[g]
+        nb = gblk[g + 1] - gblk[g]
+        base = gblk[g] * n_slots
+        for k in range(lo, low_start[g + 1]):
+            i = k - lo
+            blk = base + (i >> 6)
+            bit = np.int64(1) << (i & 63)
+            p = o_packed[k]
+            while p != 0:
+                j = trailing_zeros(p) // 5
+                for c in range((p >> (5 * j)) & 15):
+                    kill[blk + (fbase[j] + c) * nb] |= bit
+                p &= ~(np.int64(31) << (5 * j))
+
+    reach = np.zeros(n_states, np.bool_)
+    # By state (one allocation): packed form (no guard bits), lowest field, its fitting
+    # words (positions in `order`: edge[e_off[s]:e_end[s]]), and the results below. `built`:
+    # the reached states, from the top down.
+    st_buf = np.empty((8, n_states), np.int64)
+    st_packed = st_buf[0]
+    st_low = st_buf[1]
+    e_off = st_buf[2]
+    e_end = st_buf[3]
+    built = st_buf[4]
+    top = 0
+    for i in range(roots.shape[0]):
+        s = roots[i]
+        reach[s] = True
+        st_packed[s] = root_packed[i]
+        if s > top:
+            top = s
+    e_cap = 4 * n_states + 64
+    edge = np.empty(e_cap, np.int32)
+    n_edges = 0
+    n_built = 0
+    for s in range(top, 0, -1):
+        if not reach[s]:
             continue
-        r = s - word_idx[w]
-        _best(
-            r,
-            rp,
-            guard,
-            strides,
-            low_start,
-            order,
-            word_packed,
-            word_idx,
-            word_term,
-            term_points,
-            term_letters,
-            best_used,
-            best_words,
-            best_long,
-            choice,
-            nxt,
-            seen,
-        )
-        t = word_term[w]
-        u2 = best_used[r] + term_points[t]
-        w2 = best_words[r] + 1
-        l2 = term_letters[t]
-        if best_long[r] > l2:
-            l2 = best_long[r]
-        if u2 > used or (u2 == used and (w2 > nw or (w2 == nw and l2 > lg))):
-            used = u2
-            nw = w2
-            lg = l2
-            ch = w
-            nx = r
-    best_used[s] = used
-    best_words[s] = nw
-    best_long[s] = lg
-    choice[s] = ch
-    nxt[s] = nx
-    seen[s] = True
+        built[n_built] = s
+        n_built += 1
+        sp = st_packed[s]
+        low = 0
+        while (sp >> (5 * low)) & 15 == 0:
+            low += 1
+        st_low[s] = low
+        r = s - strides[low]
+        reach[r] = True
+        st_packed[r] = sp - (np.int64(1) << (5 * low))
+        lo = low_start[low]
+        hi = low_start[low + 1]
+        if n_edges + hi - lo > e_cap:
+            e_cap = 2 * e_cap + hi - lo
+            edge = _grow(edge, e_cap, n_edges)
+        e_off[s] = n_edges
+        nb = gblk[low + 1] - gblk[low]
+        base = gblk[low] * n_slots
+        for b in range(nb):
+            acc = np.int64(0)
+            for j in range(low, m):
+                acc |= kill[base + (fbase[j] + ((sp >> (5 * j)) & 15)) * nb + b]
+            fits = ~acc
+            n_in = hi - lo - 64 * b
+            if n_in < 64:
+                fits &= (np.int64(1) << n_in) - 1
+            while fits != 0:
+                k = lo + 64 * b + trailing_zeros(fits)
+                fits &= fits - 1
+                edge[n_edges] = k
+                n_edges += 1
+                r = s - o_idx[k]
+                reach[r] = True
+                st_packed[r] = sp - o_packed[k]
+        e_end[s] = n_edges
+
+    # A state's best as one key: keys compare as the (used, words, longest) triples do,
+    # lexicographically (words and longest are small and not negative), so a candidate is
+    # one add (and the longest word's fix) and a compare. A choice changes on a strict gain only.
+    key = st_buf[5]
+    choice = st_buf[6]
+    cover = st_buf[7]  # 1: yes, 0: no
+    key[0] = 0
+    choice[0] = -1
+    cover[0] = 1
+    for q in range(n_built - 1, -1, -1):
+        s = built[q]
+        best = key[s - strides[st_low[s]]]
+        ch = -1
+        cov = 0
+        for e in range(e_off[s], e_end[s]):
+            k = edge[e]
+            r = s - o_idx[k]
+            cov |= cover[r]
+            kr = key[r]
+            lr = kr & 0xFFFF
+            lw = o_letters[k]
+            c = kr + o_add[k] + (lw - lr if lw > lr else 0)
+            ch = k if c > best else ch
+            best = c if c > best else best
+        key[s] = best
+        choice[s] = ch
+        cover[s] = cov
+    return st_low, key, choice, cover
 
 
 @njit(cache=True, nogil=True)
-def _search_state(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards):
-    """The words of a hand and empty memo arrays for `_best`, one slot per state."""
+def _hand_search(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards):
+    """The words of a hand grouped by lowest field, and its packed form (no guard bits)."""
     m = labels.shape[0]
     strides = _strides(counts)
-    n_states = strides[m]
     word_term, word_idx, word_packed, word_low = hand_words(
         labels, counts, strides, min_cards, edge_start, edge_label, edge_child, node_term, term_cards
     )
     low_start, order, guard = _group_by_low(word_low, m)
-    packed = guard
+    packed = np.int64(0)
     for j in range(m):
         packed += counts[j] << (5 * j)
-    best_used = np.zeros(n_states, np.int32)
-    best_words = np.zeros(n_states, np.int32)
-    best_long = np.zeros(n_states, np.int32)
-    choice = np.full(n_states, -1, np.int32)
-    nxt = np.zeros(n_states, np.int64)
-    seen = np.zeros(n_states, np.bool_)
-    return (
-        strides,
-        word_term,
-        word_idx,
-        word_packed,
-        low_start,
-        order,
-        guard,
-        packed,
-        best_used,
-        best_words,
-        best_long,
-        choice,
-        nxt,
-        seen,
-    )
+    return strides, word_term, word_idx, word_packed, low_start, order, packed
 
 
 @njit(cache=True, nogil=True)
 def best_layout_path(
     labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_points, term_letters, term_cards
 ):
-    """The best layout of the whole hand, searched depth-first from the full hand only.
+    """The best layout of the whole hand (`_best_table` from the full hand only).
 
     Returns (used points, terms of the words laid, fields of the unused cards).
     """
     m = labels.shape[0]
-    (
-        strides,
-        word_term,
-        word_idx,
-        word_packed,
-        low_start,
-        order,
-        guard,
-        packed,
-        best_used,
-        best_words,
-        best_long,
-        choice,
-        nxt,
-        seen,
-    ) = _search_state(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards)
+    strides, word_term, word_idx, word_packed, low_start, order, packed = _hand_search(
+        labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards
+    )
     full = strides[m] - 1
-    _best(
-        full,
-        packed,
-        guard,
+    roots = np.empty(2, np.int64)
+    roots[0] = full
+    roots[1] = packed
+    st_low, key, choice, cover = _best_table(
+        roots[:1],
+        roots[1:],
+        counts,
         strides,
         low_start,
         order,
-        word_packed,
         word_idx,
+        word_packed,
         word_term,
         term_points,
         term_letters,
-        best_used,
-        best_words,
-        best_long,
-        choice,
-        nxt,
-        seen,
     )
     terms = np.empty(m + 12, np.int32)
     unused = np.empty(m + 12, np.int32)
@@ -447,19 +485,18 @@ def best_layout_path(
     n_unused = 0
     s = full
     while s != 0:
-        ch = choice[s]
-        if ch >= 0:
-            terms[n_terms] = word_term[ch]
+        k = choice[s]
+        if k >= 0:
+            w = order[k]
+            terms[n_terms] = word_term[w]
             n_terms += 1
+            s -= word_idx[w]
         else:
-            diff = s - nxt[s]
-            j = 0
-            while strides[j] != diff:
-                j += 1
+            j = st_low[s]
             unused[n_unused] = j
             n_unused += 1
-        s = nxt[s]
-    return best_used[full], terms[:n_terms], unused[:n_unused]
+            s -= strides[j]
+    return np.int32(key[full] >> 32), terms[:n_terms], unused[:n_unused]
 
 
 @njit(cache=True, nogil=True)
@@ -520,65 +557,43 @@ def discard_table(
 ):
     """For a hand of 31 face counts after drawing: the best layout left by each discard.
 
-    The depth-first best-layout search runs from each `hand - one card of a face`,
-    sharing one memo. Returns (faces, points used, words, longest, can go out), one
-    entry per face in the hand (in key order).
+    One `_best_table` search from every `hand - one card of a face` at once. Returns (faces,
+    points used, words, longest, can go out), one entry per face in the hand (in key order).
     """
     faces, labels, counts = hand_fields(hand, key_order)
     m = faces.shape[0]
-    (
+    strides, word_term, word_idx, word_packed, low_start, order, packed = _hand_search(
+        labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards
+    )
+    full = strides[m] - 1
+    roots = np.empty((2, m), np.int64)
+    for j in range(m):
+        roots[0, j] = full - strides[j]
+        roots[1, j] = packed - (np.int64(1) << (5 * j))
+    st_low, key, choice, cover = _best_table(
+        roots[0],
+        roots[1],
+        counts,
         strides,
-        word_term,
-        word_idx,
-        word_packed,
         low_start,
         order,
-        guard,
-        packed,
-        best_used,
-        best_words,
-        best_long,
-        choice,
-        nxt,
-        seen,
-    ) = _search_state(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards)
-    full = strides[m] - 1
-    memo = np.zeros(full + 1, np.int8)
-    n_cards = 0
-    for j in range(m):
-        n_cards += counts[j]
-    stack = np.empty((4, n_cards + 1), np.int64)
+        word_idx,
+        word_packed,
+        word_term,
+        term_points,
+        term_letters,
+    )
     used = np.zeros(m, np.int32)
     words = np.zeros(m, np.int32)
     longest = np.zeros(m, np.int32)
-    cover = np.zeros(m, np.bool_)
+    can_go_out = np.zeros(m, np.bool_)
     for j in range(m):
-        s = full - strides[j]
-        p = packed - (np.int64(1) << (5 * j))
-        _best(
-            s,
-            p,
-            guard,
-            strides,
-            low_start,
-            order,
-            word_packed,
-            word_idx,
-            word_term,
-            term_points,
-            term_letters,
-            best_used,
-            best_words,
-            best_long,
-            choice,
-            nxt,
-            seen,
-        )
-        used[j] = best_used[s]
-        words[j] = best_words[s]
-        longest[j] = best_long[s]
-        cover[j] = _cover(s, p, guard, low_start, order, word_packed, word_idx, memo, stack)
-    return faces, used, words, longest, cover
+        s = roots[0, j]
+        used[j] = key[s] >> 32
+        words[j] = (key[s] >> 16) & 0xFFFF
+        longest[j] = key[s] & 0xFFFF
+        can_go_out[j] = cover[s] != 0
+    return faces, used, words, longest, can_go_out
 
 
 @njit(cache=True, nogil=True)
