@@ -66,6 +66,7 @@ def test_every_option_is_declared_once_with_a_default_a_doc_and_a_check():
         "max_cycles",
         "learner_seat",
         "opponents",
+        "slot_offset",
         "autoreset_mode",
         "illegal_reward",
     )

@@ -76,6 +76,15 @@ def test_same_seed_same_games_whatever_the_number_of_envs():
     assert not np.array_equal(other[0][0], small[0][0])
 
 
+def test_workers_with_slot_offsets_play_the_games_of_one_env():
+    whole = play(make(6, opponents="greedy"), 80, seed=8, choose=first_legal)
+    parts = [play(make(3, opponents="greedy", slot_offset=k), 80, seed=8, choose=first_legal) for k in (0, 3)]
+    for step, record in enumerate(whole):
+        assert np.array_equal(record[0], np.concatenate([parts[0][step][0], parts[1][step][0]]))
+    with pytest.raises(ValueError, match="option 'slot_offset'"):
+        make(2, slot_offset=-1)
+
+
 def test_round_score_rewards_add_up_to_the_final_totals():
     envs = make(3, reward_mode="round_score", learner_seat="random")
     records = play(envs, 400)

@@ -168,6 +168,12 @@ def check_opponents(opponents: Any, num_players: int) -> list[Any] | None:
     )
 
 
+def check_slot_offset(value: Any) -> int:
+    if isinstance(value, BOOL_TYPES) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"option 'slot_offset': bad value {value!r}; allowed: an integer >= 0")
+    return int(value)
+
+
 def check_illegal_reward(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
         raise ValueError(f"option 'illegal_reward': bad value {value!r}; allowed: a finite number")
@@ -318,6 +324,14 @@ ENV_OPTIONS: tuple[EnvOption, ...] = (
         lambda v, cfg, opts: check_opponents(v, cfg.num_players),
         ("gym", "vector"),
         {"vector": lambda v, cfg, opts: check_vector_opponents(v, cfg.num_players)},
+    ),
+    EnvOption(
+        "slot_offset",
+        0,
+        "sub-env i deals the games of slot slot_offset + i of the seed: envs split over workers with offsets "
+        "0, N, 2N, ... play the games of one env of all the slots",
+        lambda v, cfg, opts: check_slot_offset(v),
+        ("vector",),
     ),
     EnvOption(
         "autoreset_mode",

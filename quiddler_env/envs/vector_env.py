@@ -24,6 +24,7 @@ rewards, options and illegal-action rule), so a policy trained on one plays the 
 - Seeds: `reset(seed=s)` seeds episode k of sub-env i from `core.batch.game_seed(s, i, k)`:
   its deal, its learner seat (`learner_seat="random"`), its opponent draws and the
   compiled bots' choices. So the same seed gives the same games whatever `num_envs` is,
+  split over workers too (`slot_offset`: sub-env i plays slot `slot_offset + i`),
   and any one of them can be replayed alone (`QuiddlerGame.reset(rng=StreamGenerator(...))`
   deals the same cards). Python policies keep their own generators.
 - Autoreset: `autoreset_mode` NEXT_STEP (Gymnasium's default: the step after an
@@ -86,6 +87,7 @@ class QuiddlerVectorEnv(VectorEnv):
         self.learner_seat_option = opts["learner_seat"]
         self.illegal_reward = opts["illegal_reward"]
         self.autoreset_mode = opts["autoreset_mode"]
+        self.slot_offset = opts["slot_offset"]
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
         self.set_opponents(opts["opponents"])
         self.games = BatchGame(self.config, N)
@@ -118,7 +120,7 @@ class QuiddlerVectorEnv(VectorEnv):
 
     def _start(self, slots: np.ndarray) -> None:
         """Deal a new episode in each of `slots`: its seed, learner seat and opponents, then play up to the learner."""
-        seeds = game_seed(self._seed, slots, self.episodes[slots])
+        seeds = game_seed(self._seed, slots + self.slot_offset, self.episodes[slots])
         self.games.reset(games=slots, seeds=seeds)
         n = self.num_players
         for i, s in zip(slots.tolist(), seeds.tolist(), strict=True):
