@@ -69,7 +69,7 @@ def test_overrides_apply(tmp_path):
     assert cfg.seed == 7
     tuned = load_run_config(
         ROOT / "configs/quickstart.yaml",
-        ["pretrain.teacher=null", "algo.observation_features=null", "env.layout_shaping=0.5"],
+        ["pretrain.teacher=null", "algo.observation_features=null", "env.layout_shaping=0.5", "train.vec_env=dummy"],
     )
     assert tuned.pretrain.teacher is None and tuned.algo.observation_features is None
     assert tuned.env["layout_shaping"] == 0.5 and "layout_shaping" not in tuned.env_options()
