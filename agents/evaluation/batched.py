@@ -22,7 +22,7 @@ from quiddler_env.core.batch import BatchGame
 from quiddler_env.core.batch_bots import BOT_CODES, NOT_A_BOT
 from quiddler_env.core.game import QuiddlerGame
 
-from .schedule import PlayedGame, Tournament, agent_seed, deal_cards, deal_seed
+from .schedule import PlayedGame, Tournament, agent_seed, deal_cards, deal_seed, round_record
 
 
 def compiled_code(player: Any) -> int:
@@ -113,15 +113,7 @@ def _rebuild(tournament: Tournament, game: QuiddlerGame, j: int, slot, seed: int
         hand_size, dealer = game.hand_size, game.dealer
         results = game.step(action)
         if results is not None:
-            went_out = next((r.player for r in results if r.went_out), None)
-            rounds.append(
-                {
-                    "hand_size": hand_size,
-                    "dealer": dealer,
-                    "went_out": went_out,
-                    "results": [r.to_dict() for r in results],
-                }
-            )
+            rounds.append(round_record(hand_size, dealer, results))
     if not game.is_over or game.totals != batch.totals[j].tolist():
         raise RuntimeError(
             f"game {slot.game}: the single engine's replay ends at {game.totals}, the batch at {batch.totals[j]}"

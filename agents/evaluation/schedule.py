@@ -180,6 +180,12 @@ class Tournament:
         }
 
 
+def round_record(hand_size: int, dealer: int, results) -> dict:
+    """One round of a `PlayedGame`: its hand size, dealer, who went out (seat or None), the results by seat."""
+    went_out = next((r.player for r in results if r.went_out), None)
+    return {"hand_size": hand_size, "dealer": dealer, "went_out": went_out, "results": [r.to_dict() for r in results]}
+
+
 @dataclass
 class PlayedGame:
     """Everything about one finished game: schedule, deal, every action, every round result."""

@@ -44,6 +44,7 @@ from .schedule import (  # the schedule, re-exported: tournament.Tournament etc.
     deal_cards,
     deal_seed,
     player_labels,
+    round_record,
 )
 
 __all__ = [
@@ -152,15 +153,7 @@ def play_scheduled_game(tournament: Tournament, players: Sequence, game: Quiddle
         actions.append((seat, action))
         results = game.step(action)
         if results is not None:
-            went_out = next((r.player for r in results if r.went_out), None)
-            rounds.append(
-                {
-                    "hand_size": hand_size,
-                    "dealer": dealer,
-                    "went_out": went_out,
-                    "results": [r.to_dict() for r in results],
-                }
-            )
+            rounds.append(round_record(hand_size, dealer, results))
     return PlayedGame(
         game=index,
         deal=slot.deal,

@@ -71,8 +71,8 @@ def build_vec_env(cfg: RunConfig, league_paths: list[str], n_envs: int | None = 
     """The training vector env: SubprocVecEnv (or DummyVecEnv) of TrainingEnvs, or the batched engine's
     `BatchedVecEnv`, under VecMonitor and a timer."""
     n = n_envs or cfg.train.n_envs
-    factory = partial(
-        make_training_env,
+    # What every training game is made from: rules, env options, opponents, league, features.
+    common = (
         cfg.game_config().to_dict(),
         cfg.env_options(),
         [(o.spec, o.weight) for o in cfg.opponents],
@@ -80,23 +80,13 @@ def build_vec_env(cfg: RunConfig, league_paths: list[str], n_envs: int | None = 
         list(league_paths),
         cfg.league.deterministic,
         cfg.algo.observation_features,
-        cfg.env["layout_shaping"],
     )
     kind = cfg.train.vec_env
     if kind == "batched":
         from .batched import BatchedVecEnv
 
-        venv = BatchedVecEnv(
-            n,
-            cfg.game_config().to_dict(),
-            cfg.env_options(),
-            [(o.spec, o.weight) for o in cfg.opponents],
-            cfg.league.weight if cfg.league.enabled else 0.0,
-            list(league_paths),
-            cfg.league.deterministic,
-            cfg.algo.observation_features,
-        )
-        return TimedVecEnv(VecMonitor(venv))
+        return TimedVecEnv(VecMonitor(BatchedVecEnv(n, *common)))
+    factory = partial(make_training_env, *common, cfg.env["layout_shaping"])
     if kind == "auto":
         kind = "subproc" if n > 1 else "dummy"
     venv = SubprocVecEnv([factory] * n) if kind == "subproc" else DummyVecEnv([factory] * n)
