@@ -278,6 +278,17 @@ class ObservationFeatures:
             )
         return np.concatenate([obs, self.features.compute(obs, self.num_players, self.solver)])
 
+    def space(self, box):
+        """The env's observation Box with this set's bounds appended (what a network reading them sees)."""
+        from gymnasium import spaces
+
+        extra = self.features.size
+        return spaces.Box(
+            low=np.concatenate([box.low, np.full(extra, -FEATURE_BOUND, dtype=np.float32)]),
+            high=np.concatenate([box.high, np.full(extra, FEATURE_BOUND, dtype=np.float32)]),
+            dtype=np.float32,
+        )
+
     def batch(self, observations: np.ndarray) -> np.ndarray:
         """Observations (B, base size) with the features appended (float32 (B, size)), compiled."""
         obs = np.asarray(observations, dtype=np.float32)

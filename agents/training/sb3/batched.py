@@ -17,10 +17,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
-from agents.features import FEATURE_BOUND, ObservationFeatures
+from agents.features import ObservationFeatures
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.envs.vector_env import COMPILED, OpponentMix, QuiddlerVectorEnv
 
@@ -53,12 +52,7 @@ class BatchedVecEnv(VecEnv):
         self.features = ObservationFeatures(features, self.config) if features else None
         box = self.env.single_observation_space
         if self.features is not None:
-            extra = self.features.features.size
-            box = spaces.Box(
-                low=np.concatenate([box.low, np.full(extra, -FEATURE_BOUND, dtype=np.float32)]),
-                high=np.concatenate([box.high, np.full(extra, FEATURE_BOUND, dtype=np.float32)]),
-                dtype=np.float32,
-            )
+            box = self.features.space(box)
         self.render_mode = None
         super().__init__(num_envs, box, self.env.single_action_space)
         self._actions: np.ndarray | None = None

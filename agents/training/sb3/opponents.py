@@ -7,9 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
 
-from agents.features import FEATURE_BOUND, ObservationFeatures
+from agents.features import ObservationFeatures
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.dictionary import load_dictionary
 from quiddler_env.core.game import Phase
@@ -52,13 +51,7 @@ class TrainingEnv(QuiddlerEnv):
         self._solver = None
         self.features = ObservationFeatures(features, self.config) if features else None
         if self.features is not None:
-            extra = self.features.features.size
-            box = self.observation_space
-            self.observation_space = spaces.Box(
-                low=np.concatenate([box.low, np.full(extra, -FEATURE_BOUND, dtype=np.float32)]),
-                high=np.concatenate([box.high, np.full(extra, FEATURE_BOUND, dtype=np.float32)]),
-                dtype=np.float32,
-            )
+            self.observation_space = self.features.space(self.observation_space)
 
     def set_league(self, members: Sequence[str]) -> None:
         """Give every opponent seat the new pool (bundle folders, oldest first)."""
