@@ -5,7 +5,8 @@ Used by `tests/test_batch_parity.py` (a few hundred games per rule set) and by
 seed (`StreamGenerator`); the moves are random legal ones from the replay's own
 generator, shy of going out (so rounds last, piles reshuffle and turn caps come), and
 after every move both must show the same legal moves, the same observation for every
-seat, and at every round end the same round scores, bonuses and totals.
+seat, the same state (`BatchGame.game`, the batch game as a `QuiddlerGame`), and at every
+round end the same round results (`BatchGame.round_results`: words, bonuses, scores, totals).
 """
 
 from __future__ import annotations
@@ -50,6 +51,19 @@ class ParityError(AssertionError):
     pass
 
 
+STATE_FIELDS = (
+    "hands", "draw_pile", "discard_pile", "discard_counts", "known_taken", "totals", "round", "dealer",
+    "current_player", "phase", "went_out", "turns_this_round", "reshuffles", "hand_size", "laid", "lay_order",
+    "candidates", "_lay_queue", "rounds_completed",
+)  # fmt: skip
+"""The `QuiddlerGame` fields a batch game's `QuiddlerGame` copy must match."""
+
+
+def state_differences(want: QuiddlerGame, got: QuiddlerGame) -> list[str]:
+    """The names of the `STATE_FIELDS` on which two games differ."""
+    return [name for name in STATE_FIELDS if getattr(want, name) != getattr(got, name)]
+
+
 def replay(
     config: QuiddlerConfig,
     seed: int,
@@ -85,6 +99,10 @@ def replay(
                     f"game {i} move {moves}: masks differ: {np.flatnonzero(mask)} vs {np.flatnonzero(got)}"
                 )
             seats = range(n) if every_seat or single.turns_this_round == 0 or mask[A.LAY_BASE :].any() else ()
+            if seats:
+                differ = state_differences(single, batch.game(i))
+                if differ:
+                    raise ParityError(f"game {i} move {moves}: the state differs in {differ}")
             for p in seats or (single.current_player,):
                 want = encode_observation(single, p)
                 obs = batch.observe(np.asarray([p]), game)[0]
@@ -111,6 +129,8 @@ def replay(
                 )
                 if want != got_round:
                     raise ParityError(f"game {i} round {report.rounds}: results differ: {want} vs {got_round}")
+                if batch.round_results(i) != results:
+                    raise ParityError(f"game {i} round {report.rounds}: round results differ: {results}")
         for p in range(n):  # the final state, as every seat sees it
             if not np.array_equal(encode_observation(single, p), batch.observe(np.asarray([p]), game)[0]):
                 raise ParityError(f"game {i}: seat {p}'s final observation differs")

@@ -10,10 +10,11 @@ import pytest
 
 from quiddler_env.core import actions as A
 from quiddler_env.core.batch import BatchGame, StreamGenerator, game_seed
+from quiddler_env.core.cards import new_deck
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import IllegalActionError, QuiddlerGame
 
-from .batch_parity import GO_OUT_CHANCE, RULE_SETS, replay
+from .batch_parity import GO_OUT_CHANCE, RULE_SETS, replay, state_differences
 
 GAMES = {"eight_big_hands": 2, "two_long_rounds": 6}
 
@@ -46,7 +47,9 @@ def test_stacked_decks_replay_too(rules):
 def test_stacked_decks_are_checked():
     games = BatchGame(num_games=2)
     with pytest.raises(ValueError, match="decks of shape"):
-        games.reset(seed=0, decks=np.zeros((2, 3, 118), dtype=np.int8))
+        games.reset(seed=0, decks=np.zeros((3, 2, 118), dtype=np.int8))
+    with pytest.raises(ValueError, match="9 stacked decks for 8 rounds"):
+        games.reset(seed=0, decks=np.zeros((2, 9, 118), dtype=np.int8))
     bad = np.zeros((2, 8, 118), dtype=np.int8)
     with pytest.raises(ValueError, match="all 118 cards exactly once"):
         games.reset(seed=0, decks=bad)
@@ -93,3 +96,49 @@ def test_bad_batch_sizes_are_refused():
 def test_the_state_of_1024_games_is_small():
     games = BatchGame(num_games=1024, config=QuiddlerConfig(num_players=8))
     assert games.nbytes() < 8 * 2**20
+
+
+def test_the_first_rounds_can_be_stacked_and_the_rest_shuffled():
+    """As `QuiddlerGame.reset(decks=...)` with fewer decks than rounds: those rounds deal them, later ones shuffle."""
+    rng = np.random.default_rng(3)
+    deck = np.asarray(new_deck(), dtype=np.int8)
+    decks = np.stack([[rng.permutation(deck) for _ in range(2)]])
+    batch = BatchGame(num_games=1)
+    batch.reset(seeds=np.asarray([game_seed(9, 0)], dtype=np.uint64), decks=decks)
+    single = QuiddlerGame(solver=batch.solver)
+    single.reset(rng=StreamGenerator(game_seed(9, 0)), decks=decks[0].tolist())
+    while not single.is_over:
+        assert state_differences(single, batch.game(0)) == []
+        action = int(np.flatnonzero(single.legal_action_mask())[0])  # the lowest legal move: draws, first faces
+        results = single.step(action)
+        batch.step(np.asarray([action]))
+        if results is not None:
+            assert batch.round_results(0) == results
+    assert single.totals == batch.totals[0].tolist()
+
+
+@pytest.mark.parametrize("rules", [{}, {"layout": "choose", "num_players": 3}])
+def test_a_batch_game_as_a_quiddler_game_plays_on_as_the_batch_game(rules):
+    """`BatchGame.game(i)` is a copy that continues the same game: same cards, same reshuffles, same results."""
+    config = QuiddlerConfig(**rules)
+    batch = BatchGame(config, num_games=2)
+    batch.reset(seed=4)
+    rng = np.random.default_rng(0)
+    for _ in range(37):  # into the game: some rounds scored, some cards laid
+        batch.step(np.asarray([rng.choice(np.flatnonzero(m)) for m in batch.action_masks()]))
+    copy = batch.game(1)
+    before = batch.hands()[1].copy()
+    copy.hands[copy.current_player][0] += 1  # a copy: changing it changes nothing in the batch
+    assert np.array_equal(batch.hands()[1], before)
+    copy = batch.game(1)
+    games = np.asarray([1])
+    while not copy.is_over:
+        mask = copy.legal_action_mask()
+        assert np.array_equal(mask, batch.action_masks(games)[0])
+        action = int(rng.choice(np.flatnonzero(mask)))
+        results = copy.step(action)
+        batch.step(np.asarray([action]), games)
+        assert state_differences(copy, batch.game(1)) == []
+        if results is not None:
+            assert batch.round_results(1) == results
+    assert copy.totals == batch.totals[1].tolist() and batch.is_over[1]

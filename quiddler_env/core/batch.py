@@ -31,10 +31,11 @@ from . import batch_kernels as K
 from .cards import DECK_SIZE, new_deck
 from .config import QuiddlerConfig
 from .dictionary import KEY_ORDER, load_dictionary
-from .game import IllegalActionError
+from .game import IllegalActionError, Phase, QuiddlerGame
 from .laying import MAX_CANDIDATES
 from .observation_slices import observation_layout
-from .solver import HandSolver, get_solver
+from .scoring import RoundResult, bonuses_in_play
+from .solver import HandSolver, Layout, get_solver
 
 _FLOORS = {"round": K.FLOOR_ROUND, "total": K.FLOOR_TOTAL, "none": K.FLOOR_NONE}
 _TWO_PLAYER_BONUSES = {
@@ -43,6 +44,7 @@ _TWO_PLAYER_BONUSES = {
     "both": K.BONUS_LONGEST | K.BONUS_MOST_WORDS,
 }
 _U64 = 2**64
+_BONUS_BIT = {"most_words": K.BONUS_MOST_WORDS, "longest_word": K.BONUS_LONGEST}
 
 
 @njit(cache=True)
@@ -164,8 +166,9 @@ class BatchGame:
     ) -> None:
         """Deal new games: every game (or `games`), game i seeded `game_seed(seed, i)`, or from `seeds` (uint64).
 
-        `decks` stacks the decks, as `QuiddlerGame.reset(decks=...)`: faces (len(games), num_rounds, 118), each
-        round's card order top first; reshuffles still draw from each game's generator."""
+        `decks` stacks the decks, as `QuiddlerGame.reset(decks=...)`: faces (len(games), rounds, 118), each
+        round's card order top first, for the first `rounds` (at most `num_rounds`) rounds; later rounds are
+        shuffled, and reshuffles still draw from each game's generator."""
         games = self.all_games if games is None else np.ascontiguousarray(games, dtype=np.int64)
         if seeds is None:
             if seed is None:
@@ -177,14 +180,18 @@ class BatchGame:
         stacked = np.zeros(games.shape[0], dtype=np.int32)
         if decks is not None:
             decks = np.asarray(decks)
-            shape = (games.shape[0], self.config.num_rounds, DECK_SIZE)
-            if decks.shape != shape:
-                raise ValueError(f"reset: decks of shape {decks.shape}, expected {shape} (games, rounds, cards)")
+            if decks.ndim != 3 or decks.shape[0] != games.shape[0] or decks.shape[2] != DECK_SIZE:
+                raise ValueError(
+                    f"reset: decks of shape {decks.shape}, expected ({games.shape[0]}, rounds, {DECK_SIZE}) "
+                    "(games, rounds, cards)"
+                )
+            if decks.shape[1] > self.config.num_rounds:
+                raise ValueError(f"reset: {decks.shape[1]} stacked decks for {self.config.num_rounds} rounds")
             if not (np.sort(decks, axis=2) == np.asarray(new_deck())).all():
                 raise ValueError(f"a stacked deck must hold all {DECK_SIZE} cards exactly once each")
             start = int(self.L[K.L_STACK])
             self.cards[games, start : start + decks[0].size] = decks.reshape(games.shape[0], -1)
-            stacked[:] = 1
+            stacked[:] = decks.shape[1]
         K.reset_games(games, seeds, stacked, self.cards, self.ints, self.rng, self.go, self.L, self.R, self.sizes)
 
     # -- moving -------------------------------------------------------------------------
@@ -304,6 +311,100 @@ class BatchGame:
     @property
     def reshuffles(self) -> np.ndarray:
         return self._column(K.I_RESHUFFLES)
+
+    # -- the laid words, the round results and one game as a `QuiddlerGame` ---------------------------
+
+    def _layout(self, i: int, rec: int, urec: int) -> Layout:
+        """The layout recorded at ints offset rec (`batch_kernels.REC`) and cards offset urec of game i."""
+        v = self.ints[i]
+        used, unused = int(v[rec + K.RC_USED]), int(v[rec + K.RC_UNUSED])
+        terms = v[rec + K.RC_TERMS : rec + K.RC_TERMS + int(v[rec + K.RC_N_TERMS])].tolist()
+        faces = self.cards[i, urec + 1 : urec + 1 + int(self.cards[i, urec])].tolist()
+        return self.solver.recorded_layout(used, terms, faces, used + unused)
+
+    def laid(self, i: int) -> list[Layout | None]:
+        """Game i's layouts laid this round, by seat (None: not laid yet), as `QuiddlerGame.laid`."""
+        out: list[Layout | None] = [None] * self.num_players
+        for q in self.lay_order(i):
+            out[q] = self._layout(i, int(self.L[K.L_LAID_REC]) + q * K.REC, int(self.L[K.L_LAID_UNUSED]) + q * K.UREC)
+        return out
+
+    def lay_order(self, i: int) -> list[int]:
+        """The seats of game i that laid this round, in laying order."""
+        start = int(self.L[K.L_LAY_ORDER])
+        return self.cards[i, start : start + self.ints[i, K.I_N_LAID]].tolist()
+
+    def candidates(self, i: int) -> tuple[Layout, ...]:
+        """In game i's lay phase (`layout: choose`): its current player's candidates, as `QuiddlerGame.candidates`."""
+        rec, urec = int(self.L[K.L_CAND_REC]), int(self.L[K.L_CAND_UNUSED])
+        return tuple(self._layout(i, rec + k * K.REC, urec + k * K.UREC) for k in range(self.ints[i, K.I_CAND_N]))
+
+    def round_results(self, i: int) -> list[RoundResult]:
+        """The results of game i's last scored round, as `scoring.score_round` gives them (read them before any
+        player of the next round lays)."""
+        v = self.ints[i]
+        base, ubase = int(self.L[K.L_LAID_REC]), int(self.L[K.L_LAID_UNUSED])
+        bv = self.config.bonus_value
+        out = []
+        for p in range(self.num_players):
+            rec = base + p * K.REC
+            lay = self._layout(i, rec, ubase + p * K.UREC)
+            bits = int(v[rec + K.RC_BONUS_BITS])
+            bonuses = {name: bv for name in bonuses_in_play(self.config, self.num_players) if bits & _BONUS_BIT[name]}
+            out.append(
+                RoundResult(
+                    player=p,
+                    words=lay.words,
+                    spelled=lay.spelled,
+                    unused=lay.unused,
+                    card_points=lay.card_points,
+                    unused_points=lay.unused_points,
+                    bonuses=bonuses,
+                    round_score=int(v[int(self.L[K.L_ROUND_SCORE]) + p]),
+                    total=int(v[int(self.L[K.L_TOTALS]) + p]),
+                    went_out=int(v[K.I_LAST_OUT]) == p,
+                    lay_position=int(v[rec + K.RC_POSITION]),
+                )
+            )
+        return out
+
+    def game(self, i: int, round_history: Sequence[Sequence[RoundResult]] = ()) -> QuiddlerGame:
+        """Game i as a `QuiddlerGame` (a copy: changing one changes nothing in the other). It plays on exactly as
+        game i would (its deal generator is a copy of game i's); `round_history` is the rounds before, which the
+        batch does not keep."""
+        c, v, L = self.cards[i], self.ints[i], self.L
+        n = self.num_players
+        game = QuiddlerGame(self.config, self.solver)
+        rng = StreamGenerator(0)
+        rng.state[0] = self.rng[i]
+        game.rng = rng
+        stacked = int(v[K.I_STACKED])
+        stack = c[L[K.L_STACK] : L[K.L_STACK] + stacked * DECK_SIZE].reshape(stacked, DECK_SIZE)
+        game._decks = [row.tolist() for row in stack] if stacked else None
+        game.totals = self.totals[i].tolist()
+        game.round = int(v[K.I_ROUND])
+        game.dealer = int(v[K.I_DEALER])
+        game.round_history = [list(results) for results in round_history]
+        game.last_round_results = game.round_history[-1] if game.round_history else None
+        game.rounds_completed = int(v[K.I_ROUNDS_DONE])
+        game.draw_pile = c[L[K.L_DRAW] : L[K.L_DRAW] + v[K.I_DRAW_LEN]].tolist()
+        game.discard_pile = c[L[K.L_DISC] : L[K.L_DISC] + v[K.I_DISC_LEN]].tolist()
+        game.discard_counts = c[L[K.L_DISC_COUNTS] : L[K.L_DISC_COUNTS] + K.FACES].tolist()
+        game.hand_size = int(v[K.I_HAND_SIZE])
+        game.hands = self.hands()[i].tolist()
+        game.known_taken = c[L[K.L_KNOWN] : L[K.L_KNOWN] + n * K.FACES].reshape(n, K.FACES).tolist()
+        game.current_player = int(v[K.I_CUR])
+        game.phase = Phase(int(v[K.I_PHASE]))
+        game.went_out = None if v[K.I_WENT_OUT] < 0 else int(v[K.I_WENT_OUT])
+        game.turns_this_round = int(v[K.I_TURNS])
+        game.reshuffles = int(v[K.I_RESHUFFLES])
+        game.last_action = None
+        game._go_out_bits = None
+        game.laid = self.laid(i)
+        game.lay_order = self.lay_order(i)
+        game.candidates = self.candidates(i) if game.phase == Phase.LAY else ()
+        game._lay_queue = c[L[K.L_QUEUE] + v[K.I_Q_HEAD] : L[K.L_QUEUE] + v[K.I_Q_LEN]].tolist()
+        return game
 
     def nbytes(self) -> int:
         """Bytes held by the state arrays."""

@@ -58,8 +58,10 @@ FLOOR_ROUND, FLOOR_TOTAL, FLOOR_NONE = 0, 1, 2
     L_QUEUE,
     L_CAND_CARDS,
     L_STACK,
+    L_LAID_UNUSED,
+    L_CAND_UNUSED,
     L_CARDS_W,
-) = range(11)
+) = range(13)
 # ints (int32): scalars first
 (
     I_ROUND,
@@ -77,15 +79,23 @@ FLOOR_ROUND, FLOOR_TOTAL, FLOOR_NONE = 0, 1, 2
     I_Q_LEN,
     I_CAND_N,
     I_ROUNDS_DONE,
-    I_ROUND_ENDED,
+    I_LAST_OUT,
     I_STACKED,
 ) = range(17)
 N_SCALARS = 17
-L_TOTALS, L_GAIN, L_ROUND_SCORE, L_LAID_FIG, L_CAND_FIG, L_BONUS, L_INTS_W = range(11, 18)
-L_SIZE = 18
+L_TOTALS, L_GAIN, L_ROUND_SCORE, L_LAID_FIG, L_CAND_FIG, L_BONUS, L_LAID_REC, L_CAND_REC, L_INTS_W = range(13, 22)
+L_SIZE = 22
 FIG = 5
 """A laid or candidate layout's figures: score (used - unused), longest word, words, card points used, unused."""
 F_SCORE, F_LONGEST, F_WORDS, F_USED, F_UNUSED = range(FIG)
+MAX_TERMS = MAX_HAND_SIZE + 1
+"""Room for a layout's words (term ids) and for its unused faces in a record."""
+REC = 5 + MAX_TERMS
+"""A layout's record (ints): lay position, points used, points unused, bonus bits won, words, their term ids.
+Its unused faces are in the cards (a count, then the faces). The laid records of a round stay until the
+player lays again, so the round results can be read after the next round is dealt."""
+RC_POSITION, RC_USED, RC_UNUSED, RC_BONUS_BITS, RC_N_TERMS, RC_TERMS = range(6)
+UREC = 1 + MAX_TERMS
 
 
 _DECK = np.asarray(new_deck(), dtype=np.int8)
@@ -112,6 +122,8 @@ def layout_offsets(num_players: int, k: int, num_rounds: int) -> np.ndarray:
         (L_QUEUE, n),
         (L_CAND_CARDS, k * FACES),
         (L_STACK, num_rounds * DECK_SIZE),
+        (L_LAID_UNUSED, n * UREC),
+        (L_CAND_UNUSED, k * UREC),
     ):
         off[name] = pos
         pos += size
@@ -124,6 +136,8 @@ def layout_offsets(num_players: int, k: int, num_rounds: int) -> np.ndarray:
         (L_LAID_FIG, n * FIG),
         (L_CAND_FIG, k * FIG),
         (L_BONUS, n),
+        (L_LAID_REC, n * REC),
+        (L_CAND_REC, k * REC),
     ):
         off[name] = pos
         pos += size
@@ -214,7 +228,7 @@ def start_round(i, cards, ints, rng, go, L, R, sizes):
     v = ints[i]
     hs = sizes[v[I_ROUND]]
     # The deck is shuffled (or stacked) top first; the pile is stored bottom first (its top is its last card).
-    if v[I_STACKED]:
+    if v[I_ROUND] < v[I_STACKED]:  # the first I_STACKED rounds deal stacked decks
         start = L[L_STACK] + v[I_ROUND] * DECK_SIZE
         order = c[start : start + DECK_SIZE].copy()
     else:
@@ -258,7 +272,8 @@ def start_round(i, cards, ints, rng, go, L, R, sizes):
 @njit(cache=True, nogil=True)
 def reset_games(games, seeds, stacked, cards, ints, rng, go, L, R, sizes):
     """Start a new game in each row `games[j]`, its generators seeded from the uint64 `seeds[j]`;
-    `stacked[j]`: its rounds deal the decks already in its stack rows (reshuffles still draw from its generator)."""
+    `stacked[j]`: its first rounds that deal the decks already in its stack rows (reshuffles still draw from
+    its generator; later rounds are shuffled)."""
     n = R[R_PLAYERS]
     for j in range(games.shape[0]):
         i = games[j]
@@ -269,7 +284,7 @@ def reset_games(games, seeds, stacked, cards, ints, rng, go, L, R, sizes):
         v[I_ROUND] = 0
         v[I_DEALER] = n - 1
         v[I_ROUNDS_DONE] = 0
-        v[I_ROUND_ENDED] = 0
+        v[I_LAST_OUT] = -1
         for p in range(n):
             v[L[L_TOTALS] + p] = 0
             v[L[L_GAIN] + p] = 0
@@ -330,9 +345,35 @@ def _front(h, full_only, R, S):
 
 
 @njit(cache=True, nogil=True)
-def _lay(i, q, score, longest, words, used, unused, h, unused_faces, cards, ints, L):
+def _record(i, rec, urec, used, unused, terms, unused_faces, cards, ints):
+    """Write a layout's record (`REC`) at ints offset rec and its unused faces at cards offset urec."""
+    v = ints[i]
+    v[rec + RC_USED] = used
+    v[rec + RC_UNUSED] = unused
+    v[rec + RC_BONUS_BITS] = 0
+    v[rec + RC_N_TERMS] = terms.shape[0]
+    for t in range(terms.shape[0]):
+        v[rec + RC_TERMS + t] = terms[t]
+    cards[i, urec] = unused_faces.shape[0]
+    for u in range(unused_faces.shape[0]):
+        cards[i, urec + 1 + u] = unused_faces[u]
+
+
+@njit(cache=True, nogil=True)
+def _copy_record(i, rec_from, urec_from, rec_to, urec_to, cards, ints):
+    v = ints[i]
+    for t in range(REC):
+        v[rec_to + t] = v[rec_from + t]
+    for u in range(UREC):
+        cards[i, urec_to + u] = cards[i, urec_from + u]
+
+
+@njit(cache=True, nogil=True)
+def _lay(i, q, score, longest, words, used, unused, h, unused_faces, terms, cards, ints, L):
     """Player q of game i lays: its figures and cards in words become public; it joins the laying order."""
     v = ints[i]
+    _record(i, L[L_LAID_REC] + q * REC, L[L_LAID_UNUSED] + q * UREC, used, unused, terms, unused_faces, cards, ints)
+    v[L[L_LAID_REC] + q * REC + RC_POSITION] = v[I_N_LAID]
     base = L[L_LAID_FIG] + q * FIG
     v[base + F_SCORE] = score
     v[base + F_LONGEST] = longest
@@ -374,6 +415,7 @@ def _end_round(i, cards, ints, rng, go, L, R, sizes):
                     ties += 1
             if ties == 1 and best > 0:
                 v[L[L_BONUS] + winner] += bv
+                v[L[L_LAID_REC] + winner * REC + RC_BONUS_BITS] |= b
     for p in range(n):
         fig = L[L_LAID_FIG] + p * FIG
         score = v[fig + F_USED] - v[fig + F_UNUSED] + v[L[L_BONUS] + p]
@@ -387,7 +429,7 @@ def _end_round(i, cards, ints, rng, go, L, R, sizes):
         v[L[L_TOTALS] + p] = total
         v[L[L_GAIN] + p] += total - before
     v[I_ROUNDS_DONE] += 1
-    v[I_ROUND_ENDED] = 1
+    v[I_LAST_OUT] = v[I_WENT_OUT]
     if v[I_ROUND] + 1 < R[R_ROUNDS]:
         v[I_ROUND] += 1
         v[I_DEALER] = (v[I_DEALER] + 1) % n
@@ -428,6 +470,17 @@ def _lay_next(i, p, cards, ints, rng, go, L, R, sizes, S):
                     cards[i, cc + f] = h[f]
                 for u in range(unused_off[k], unused_off[k + 1]):
                     cards[i, cc + unused[u]] -= 1
+                _record(
+                    i,
+                    L[L_CAND_REC] + k * REC,
+                    L[L_CAND_UNUSED] + k * UREC,
+                    used[k],
+                    total - used[k],
+                    terms[term_off[k] : term_off[k + 1]],
+                    unused[unused_off[k] : unused_off[k + 1]],
+                    cards,
+                    ints,
+                )
             return
         scores = 2 * used - total
         k = auto_pick(scores, longest, words, n_front, cards, ints, i, L, R)
@@ -441,6 +494,7 @@ def _lay_next(i, p, cards, ints, rng, go, L, R, sizes, S):
             total - used[k],
             h,
             unused[unused_off[k] : unused_off[k + 1]],
+            terms[term_off[k] : term_off[k + 1]],
             cards,
             ints,
             L,
@@ -510,6 +564,11 @@ def step_one(i, a, cards, ints, rng, go, L, R, sizes, S):
             v[fig + t] = v[base + t]
         for f in range(FACES):
             c[lc + f] = c[cc + f]
+        rec = L[L_LAID_REC] + p * REC
+        _copy_record(
+            i, L[L_CAND_REC] + k * REC, L[L_CAND_UNUSED] + k * UREC, rec, L[L_LAID_UNUSED] + p * UREC, cards, ints
+        )
+        v[rec + RC_POSITION] = v[I_N_LAID]
         c[L[L_LAY_ORDER] + v[I_N_LAID]] = p
         v[I_N_LAID] += 1
         v[I_Q_HEAD] += 1
@@ -734,3 +793,25 @@ def observe(games, players, out, cards, ints, L, R, SL):
     """Observation of players[j] in games[j] into out[j]."""
     for j in range(games.shape[0]):
         observe_row(games[j], players[j], out[j], cards, ints, L, R, SL)
+
+
+# -- one game's move and view (the AEC env's step) ----------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def view_row(i, mask, obs, cards, ints, go, L, R, S, SL):
+    """Game i's current player's legal moves into mask and its observation into obs (mask all zero when over)."""
+    mask_row(i, mask, cards, ints, go, L, R, S)
+    observe_row(i, ints[i, I_CUR], obs, cards, ints, L, R, SL)
+
+
+@njit(cache=True, nogil=True)
+def step_view(i, a, mask, obs, cards, ints, rng, go, L, R, sizes, S, SL):
+    """Play action a in game i, then `view_row`: one call for a move and the next mover's view.
+
+    Returns False, with nothing moved, if a is illegal."""
+    if not is_legal(i, a, cards, ints, go, L, R, S):
+        return False
+    step_one(i, a, cards, ints, rng, go, L, R, sizes, S)
+    view_row(i, mask, obs, cards, ints, go, L, R, S, SL)
+    return True

@@ -141,6 +141,10 @@ class HandSolver:
             layout = self._layout_memo[key] = self._layout(int(used), terms.tolist(), unused.tolist(), total)
         return layout
 
+    def recorded_layout(self, used: int, terms: list[int], unused: list[int], total: int) -> Layout:
+        """A `Layout` from a kernel's record of it: points used, word terms, unused faces, the hand's points."""
+        return self._layout(used, terms, unused, total)
+
     def _layout(self, used: int, terms: list[int], unused: list[int], total: int) -> Layout:
         """A `Layout` from the kernel's answer: points used, word terms, unused faces."""
         words, spelled = [], []
