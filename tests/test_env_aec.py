@@ -14,8 +14,11 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 import quiddler_env
 from quiddler_env.core import actions as A
+from quiddler_env.core import batch_kernels as K
+from quiddler_env.core.batch import StreamGenerator, game_seed
 from quiddler_env.core.cards import COUNTS, FACES, POINTS, new_deck
 from quiddler_env.core.config import QuiddlerConfig
+from quiddler_env.core.game import QuiddlerGame
 from quiddler_env.envs import common, observation, quiddler_v0
 from quiddler_env.envs.observation import encode_observation, observation_layout
 from quiddler_env.envs.quiddler_v0 import env, raw_env
@@ -179,28 +182,27 @@ def _perturbed(game, observer: int, rng: np.random.Generator):
 
 @pytest.mark.parametrize("num_players", [2, 3, 8])
 def test_observation_private_information_does_not_leak(num_players):
+    """Each seat's observation is `encode_observation` of the game (with the game's mask for the mover), and
+    that encoding is the same in every state the seat cannot tell apart from the real one."""
     aec = raw_env(num_players=num_players, hand_sizes=[4, 7, 10] if num_players < 8 else [4, 6])
     rng = np.random.default_rng(num_players)
     aec.reset(seed=11)
-    real = aec.game
     checked = changed = 0
     for step in range(150):
         if aec.terminations[aec.agent_selection]:
             aec.reset(seed=step)  # a new game; keep checking
-            real = aec.game
         if step % 3 == 0:
+            real = aec.game
             for agent in aec.agents:
                 seat = aec.agent_name_mapping[agent]
                 before = aec.observe(agent)
-                aec.game = _perturbed(real, seat, rng)
-                try:
-                    assert aec.game.card_count() == 118
-                    changed += aec.game.hands != real.hands or aec.game.draw_pile != real.draw_pile
-                    after = aec.observe(agent)
-                finally:
-                    aec.game = real
-                np.testing.assert_array_equal(before["observation"], after["observation"])
-                np.testing.assert_array_equal(before["action_mask"], after["action_mask"])
+                np.testing.assert_array_equal(before["observation"], encode_observation(real, seat))
+                other = _perturbed(real, seat, rng)
+                assert other.card_count() == 118
+                changed += other.hands != real.hands or other.draw_pile != real.draw_pile
+                np.testing.assert_array_equal(before["observation"], encode_observation(other, seat))
+                mine = agent == aec.agent_selection
+                np.testing.assert_array_equal(before["action_mask"], other.legal_action_mask() * mine)
                 checked += 1
         legal = np.flatnonzero(aec.observe(aec.agent_selection)["action_mask"])
         aec.step(int(legal[rng.integers(legal.size)]))
@@ -212,14 +214,13 @@ def test_observation_changes_with_own_hand():
     aec = raw_env()
     aec.reset(seed=5)
     before = aec.observe("player_0")["observation"]
-    real = aec.game
-    aec.game = copy.copy(real)
-    aec.game.hands = [list(h) for h in real.hands]
-    hand = aec.game.hands[0]
+    hands = aec.unwrapped._batch.hands()[0]  # the engine's state, in place
+    hand = hands[0]
     f = next(f for f in range(len(FACES)) if hand[f])
     g = next(g for g in range(len(FACES)) if g != f and COUNTS[g] > hand[g])
     hand[f] -= 1
     hand[g] += 1
+    aec._view()
     assert not np.array_equal(before, aec.observe("player_0")["observation"])
 
 
@@ -510,14 +511,57 @@ def test_env_wrappers_are_pettingzoos_and_keep_their_errors():
 
 
 def test_cached_draw_phase_masks_agree_with_the_game():
-    aec = raw_env()
-    aec.reset(seed=2)
-    game = aec.game
+    game = raw_env().game
+    game.reset(seed=2)
     np.testing.assert_array_equal(common.legal_action_mask(game), game.legal_action_mask())
     game.draw_pile, game.discard_pile = [], game.discard_pile[-1:]  # nothing left to draw or reshuffle
-    aec._mask = None
-    mask = aec.observe("player_0")["action_mask"]
-    np.testing.assert_array_equal(mask, game.legal_action_mask())
-    assert mask.tolist()[:2] == [0, 1]
+    np.testing.assert_array_equal(common.legal_action_mask(game), game.legal_action_mask())
+    assert game.legal_action_mask().tolist()[:2] == [0, 1]
+
+
+def test_an_empty_draw_pile_with_nothing_to_reshuffle_leaves_only_the_discard():
+    aec = raw_env()
+    aec.reset(seed=2)
+    batch = aec._batch
+    batch.ints[0, K.I_DRAW_LEN], batch.ints[0, K.I_DISC_LEN] = 0, 1  # nothing left to draw or reshuffle
+    aec._view()
+    assert aec.observe("player_0")["action_mask"].tolist()[:2] == [0, 1]
+    assert aec.game.legal_action_mask().tolist()[:2] == [0, 1]
     with pytest.raises(ValueError, match="legal actions: 1 \\(take discard\\)$"):
         aec.step(A.DRAW_PILE)
+
+
+@pytest.mark.parametrize("rules", [{}, {"num_players": 3, "layout": "choose"}, {"turn_cap": 2, "num_players": 4}])
+def test_the_env_plays_as_the_single_game_engine(rules):
+    """The env runs in the batched engine; the readable `QuiddlerGame`, dealt from the same game seed and
+    given the same moves, shows every seat the same observation and mask and scores the same rounds."""
+    aec = env(**rules, reward_mode="relative")
+    single = QuiddlerGame(QuiddlerConfig(**rules))
+    rng = np.random.default_rng(4)
+    for episode, seed in enumerate([21, None, 5]):
+        aec.reset(seed=seed)
+        first = 21 if seed is None else seed
+        single.reset(rng=StreamGenerator(game_seed(first, 0, episode if seed is None else 0)))
+        rounds = 0
+        for agent in aec.agent_iter():
+            obs, reward, term, trunc, info = aec.last()
+            if term or trunc:
+                assert single.is_over
+                aec.step(None)
+                continue
+            assert agent == f"player_{single.current_player}"
+            for other in aec.agents:
+                seat = aec.agent_name_mapping[other]
+                seen = aec.observe(other) if other != agent else obs
+                np.testing.assert_array_equal(seen["observation"], encode_observation(single, seat))
+                want = single.legal_action_mask() if other == agent else np.zeros(aec.action_space(other).n)
+                np.testing.assert_array_equal(seen["action_mask"], want)
+            action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+            results = single.step(action)
+            aec.step(action)
+            if results is not None:
+                rounds += 1
+                shown = aec.unwrapped.infos[next(iter(aec.unwrapped.infos))]
+                assert shown["round"] == rounds
+                assert shown["round_result"] == [r.to_dict() for r in results]
+        assert rounds == len(single.config.hand_sizes)

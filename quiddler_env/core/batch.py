@@ -44,6 +44,7 @@ _TWO_PLAYER_BONUSES = {
     "both": K.BONUS_LONGEST | K.BONUS_MOST_WORDS,
 }
 _U64 = 2**64
+_MEMO_LIMIT = 100_000
 _BONUS_BIT = {"most_words": K.BONUS_MOST_WORDS, "longest_word": K.BONUS_LONGEST}
 
 
@@ -133,6 +134,7 @@ class BatchGame:
         self.ints[:, K.I_PHASE] = K.GAME_OVER
         self.all_games = np.arange(N, dtype=np.int64)
         self.best_memo, self.table_memo = BB.new_memo(N, n)
+        self._layouts: dict[tuple, Layout] = {}  # recorded layouts, built once (they repeat across rounds)
 
     # -- the compiled bots ---------------------------------------------------------------
 
@@ -316,11 +318,19 @@ class BatchGame:
 
     def _layout(self, i: int, rec: int, urec: int) -> Layout:
         """The layout recorded at ints offset rec (`batch_kernels.REC`) and cards offset urec of game i."""
-        v = self.ints[i]
-        used, unused = int(v[rec + K.RC_USED]), int(v[rec + K.RC_UNUSED])
-        terms = v[rec + K.RC_TERMS : rec + K.RC_TERMS + int(v[rec + K.RC_N_TERMS])].tolist()
-        faces = self.cards[i, urec + 1 : urec + 1 + int(self.cards[i, urec])].tolist()
-        return self.solver.recorded_layout(used, terms, faces, used + unused)
+        record = self.ints[i, rec : rec + K.REC].tolist()
+        unused_faces = self.cards[i, urec : urec + K.UREC].tolist()
+        key = (*record[K.RC_USED : K.RC_UNUSED + 1], *record[K.RC_TERMS : K.RC_TERMS + record[K.RC_N_TERMS]], -1)
+        key += tuple(unused_faces[1 : 1 + unused_faces[0]])
+        layout = self._layouts.get(key)
+        if layout is None:
+            if len(self._layouts) >= _MEMO_LIMIT:
+                self._layouts.clear()
+            used, unused = record[K.RC_USED], record[K.RC_UNUSED]
+            terms = record[K.RC_TERMS : K.RC_TERMS + record[K.RC_N_TERMS]]
+            layout = self.solver.recorded_layout(used, terms, unused_faces[1 : 1 + unused_faces[0]], used + unused)
+            self._layouts[key] = layout
+        return layout
 
     def laid(self, i: int) -> list[Layout | None]:
         """Game i's layouts laid this round, by seat (None: not laid yet), as `QuiddlerGame.laid`."""

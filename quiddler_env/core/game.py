@@ -71,7 +71,7 @@ class QuiddlerGame:
         """Start a new game. `decks` stacks the deck: one card order (top first) per round."""
         self.rng = rng if rng is not None else np.random.default_rng(seed)
         if decks is not None:
-            decks = [self._check_deck(d) for d in decks]
+            decks = [self.check_deck(d) for d in decks]
         self._decks = decks
         n = self.num_players
         self.totals = [0] * n
@@ -83,7 +83,8 @@ class QuiddlerGame:
         self._start_round()
 
     @staticmethod
-    def _check_deck(deck: Sequence[str | int]) -> list[int]:
+    def check_deck(deck: Sequence[str | int]) -> list[int]:
+        """A stacked deck (faces or names, top first) as faces; a ValueError unless it is the whole deck."""
         cards = parse_hand(deck)
         if sorted(cards) != new_deck():
             raise ValueError(f"a stacked deck must hold all {DECK_SIZE} cards exactly once each")

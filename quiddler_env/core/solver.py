@@ -72,6 +72,19 @@ class Layout:
         return not self.unused
 
 
+def solver_trie(dictionary: Dictionary) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The dictionary's trie as the kernels walk it: (edge_start, node_labels, edge_child, node_term), where
+    `node_labels[node]` has bit l set for each of the node's edges of label l (`solver_kernel.hand_words`)."""
+    edge_start, edge_label, edge_child, node_term = dictionary.trie
+    bits = np.left_shift(np.int64(1), edge_label.astype(np.int64))
+    nodes = edge_start.shape[0] - 1
+    has_edges = np.diff(edge_start) > 0
+    node_labels = np.zeros(nodes, dtype=np.int64)
+    # A node's edges are contiguous: OR each run (reduceat over the nodes that have edges).
+    node_labels[has_edges] = np.bitwise_or.reduceat(bits, edge_start[:-1][has_edges])
+    return edge_start, node_labels, edge_child, node_term
+
+
 def _check_hand(counts: Sequence[int]) -> int:
     """A hand the kernels can pack (at most 12 cards in at most `MAX_FIELDS` faces); returns its card count."""
     n_cards = sum(counts)
@@ -99,7 +112,7 @@ class HandSolver:
         self.dictionary.ensure_index()
         self.min_cards = min_cards
         d = self.dictionary
-        self._trie = d.trie
+        self._trie = solver_trie(d)
         self._term_points, self._term_letters, self._term_cards = d.term_points, d.term_letters, d.term_cards
         self._layout_memo: dict[bytes, Layout] = {}
         self._spelling_memo: dict[int, tuple[str, tuple[str, ...]]] = {}

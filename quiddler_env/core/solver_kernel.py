@@ -46,25 +46,23 @@ MAX_FIELDS = 12
 
 
 @njit(cache=True, nogil=True)
-def _child(edge_start, edge_label, edge_child, node, label):
-    lo = edge_start[node]
-    hi = edge_start[node + 1]
-    # Labels are sorted: binary search (the root has 31 edges, inner nodes few).
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        v = edge_label[mid]
-        if v < label:
-            lo = mid + 1
-        elif v > label:
-            hi = mid
-        else:
-            return edge_child[mid]
-    return -1
+def _popcount(x):
+    """Set bits of a 32-bit value (SWAR)."""
+    x = x - ((x >> 1) & 0x55555555)
+    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F
+    return ((x * 0x01010101) & 0xFFFFFFFF) >> 24
 
 
 @njit(cache=True, nogil=True)
-def hand_words(labels, counts, strides, min_cards, edge_start, edge_label, edge_child, node_term, term_cards):
-    """Every word multiset in the hand: (term id, state index, packed form, lowest field) arrays."""
+def hand_words(labels, counts, strides, min_cards, edge_start, node_labels, edge_child, node_term, term_cards):
+    """Every word multiset in the hand: (term id, state index, packed form, lowest field) arrays.
+
+    The trie as the solver holds it (`solver.solver_trie`): a node's edges `edge_start[node]..edge_start[node+1]`
+    go to `edge_child`, sorted by label, and `node_labels[node]` has bit l set for each edge of label l, so the
+    child by label l is edge `edge_start[node] + (the set bits below l)`. The words come in a fixed order: a
+    depth-first walk over the hand's fields in label order, each state's fields lowest first.
+    """
     m = labels.shape[0]
     n_states = strides[m]
     cap = n_states + 1
@@ -73,6 +71,12 @@ def hand_words(labels, counts, strides, min_cards, edge_start, edge_label, edge_
     word_packed = np.empty(cap, np.int64)
     word_low = np.empty(cap, np.int32)
     n_words = 0
+    # The labels of fields j.. (bit l for label l), and each label's field.
+    above = np.zeros(m + 1, np.int64)
+    field_of = np.zeros(64, np.int64)
+    for j in range(m - 1, -1, -1):
+        above[j] = above[j + 1] | (np.int64(1) << labels[j])
+        field_of[labels[j]] = j
     # The stack of (next field, node, packed form, state index, lowest field) to resume
     # from, in one allocation.
     stack = np.empty((5, cap), np.int64)
@@ -94,28 +98,23 @@ def hand_words(labels, counts, strides, min_cards, edge_start, edge_label, edge_
         packed0 = st_packed[sp]
         idx0 = st_idx[sp]
         low0 = st_low[sp]
-        # The node's edges and the fields are both sorted by label: walk them together
-        # (a merge, not a search per field), and stop when the edges run out.
-        e = edge_start[node0]
-        e_hi = edge_start[node0 + 1]
-        for j in range(start, m):
-            lab = labels[j]
-            while e < e_hi and edge_label[e] < lab:
-                e += 1
-            if e == e_hi:
-                break
-            if edge_label[e] != lab:
-                continue
-            node = edge_child[e]
+        labs0 = node_labels[node0]
+        avail = labs0 & above[start]  # the later fields this node has an edge for, lowest label first
+        while avail != 0:
+            lab = trailing_zeros(avail)
+            avail &= avail - 1
+            j = field_of[lab]
+            node = edge_start[node0] + _popcount(labs0 & ((np.int64(1) << lab) - 1)) + 1
             packed = packed0
             idx = idx0
             low = low0 if low0 >= 0 else j
             unit = np.int64(1) << (5 * j)
             for rep in range(counts[j]):
                 if rep > 0:
-                    node = _child(edge_start, edge_label, edge_child, node, lab)
-                    if node < 0:
+                    labs = node_labels[node]
+                    if (labs >> lab) & 1 == 0:
                         break
+                    node = edge_start[node] + _popcount(labs & ((np.int64(1) << lab) - 1)) + 1
                 packed += unit
                 idx += strides[j]
                 t = node_term[node]
@@ -125,10 +124,8 @@ def hand_words(labels, counts, strides, min_cards, edge_start, edge_label, edge_
                     word_packed[n_words] = packed
                     word_low[n_words] = low
                     n_words += 1
-                # Resume from this node with the later fields, unless none of its edges
-                # can match one (its labels are sorted: the last is the largest).
-                nh = edge_start[node + 1]
-                if j + 1 < m and nh > edge_start[node] and edge_label[nh - 1] >= labels[j + 1]:
+                # Resume from this node with the later fields, if it has an edge for one of them.
+                if node_labels[node] & above[j + 1]:
                     st_start[sp] = j + 1
                     st_node[sp] = node
                     st_packed[sp] = packed

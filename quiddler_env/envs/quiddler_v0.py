@@ -197,11 +197,13 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from ..core import actions as A
+from ..core import batch_kernels as K
+from ..core.batch import BatchGame, game_seed
 from ..core.config import QuiddlerConfig
-from ..core.game import Phase, QuiddlerGame
+from ..core.game import QuiddlerGame
+from ..core.scoring import RoundResult
 from . import common
 from .common import IllegalActionError
-from .observation import encode_observation
 
 ILLEGAL_MOVE_REWARD = -1
 
@@ -233,14 +235,23 @@ class _RawState:
     its `__getattr__`).
     """
 
-    def __init__(self, name: str, before_reset_error: bool) -> None:
+    def __init__(self, name: str) -> None:
         self.name = name
-        self.before_reset_error = before_reset_error
 
     def __get__(self, wrapper: Any, owner: type | None = None) -> Any:
         if wrapper is None:
             return self
-        if self.before_reset_error and not wrapper._has_reset:
+        return getattr(wrapper._raw_env, self.name)
+
+
+class _RawStateAfterReset(_RawState):
+    """`_RawState` for the OrderEnforcingWrapper: before reset() its own error (AttributeError falls back to
+    its `__getattr__`)."""
+
+    def __get__(self, wrapper: Any, owner: type | None = None) -> Any:
+        if wrapper is None:
+            return self
+        if not wrapper._has_reset:
             raise AttributeError(self.name)
         return getattr(wrapper._raw_env, self.name)
 
@@ -249,7 +260,7 @@ def _one_hop(cls: type, before_reset_error: bool = False) -> type:
     for name in _RAW_STATE:
         # Should a future PettingZoo wrapper define one of these itself, keep its behaviour.
         if not any(name in vars(base) for base in cls.__mro__[1:]):
-            setattr(cls, name, _RawState(name, before_reset_error))
+            setattr(cls, name, (_RawStateAfterReset if before_reset_error else _RawState)(name))
     return cls
 
 
@@ -260,6 +271,36 @@ class TerminateIllegalWrapper(wrappers.TerminateIllegalWrapper):
     def __init__(self, env: AECEnv, illegal_reward: float) -> None:
         super().__init__(env, illegal_reward)
         self._raw_env = env.unwrapped
+
+    def observe(self, agent: str) -> Any:
+        if self.env is not self._raw_env:
+            return super().observe(agent)
+        raw = self._raw_env
+        obs = raw.observe(agent)
+        if agent == raw.agent_selection:  # as the base class: the mover's observation and info, kept for step()
+            self._prev_obs = obs
+            self._prev_info = raw.infos.get(agent, {})
+        return obs
+
+    def step(self, action: Any) -> None:
+        # The base class's path for a legal move of a live agent, taken without its checks' attribute reads;
+        # anything else (an illegal move, a done agent, no observation kept) goes to the base class as before.
+        prev = self._prev_obs
+        raw = self._raw_env
+        if type(action) is int and type(prev) is dict and not self._terminated and self.env is raw:
+            agent = raw.agent_selection
+            if (
+                agent in raw.terminations
+                and not raw.terminations[agent]
+                and not raw.truncations[agent]
+                and "action_mask" in prev
+                and prev["action_mask"][action]
+            ):
+                self._prev_obs = None
+                self._prev_info = None
+                raw.step(action)
+                return
+        super().step(action)
 
 
 @_one_hop
@@ -272,10 +313,15 @@ class AssertOutOfBoundsWrapper(wrappers.AssertOutOfBoundsWrapper):
         self._raw_env = env.unwrapped
 
     def step(self, action: Any) -> None:
+        if type(action) is int and 0 <= action < self._raw_env.num_actions:
+            # What `Discrete.contains` holds for a Python int, without its numpy conversion (a good share of a
+            # step); the base class's assertion would pass, so go on to the wrapped env as it would.
+            wrappers.BaseWrapper.step(self, action)
+            return
         if isinstance(action, common.BOOL_TYPES):
             raise IllegalActionError(
                 f"illegal action {action!r} for {self._raw_env.agent_selection}: a bool is not an action id "
-                f"(0..{self._raw_env.game.num_actions - 1})"
+                f"(0..{self._raw_env.num_actions - 1})"
             )
         super().step(action)
 
@@ -290,12 +336,42 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
     def __str__(self) -> str:
         return str(self.env)  # as the base class prints itself: the env's name
 
+    def step(self, action: Any) -> None:
+        if self._has_reset and self._raw_env.agents:  # the base class's path for a live game, in one hop
+            self._has_updated = True
+            self.env.step(action)
+            return
+        super().step(action)
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """`AECEnv.last`, reading the raw env's state directly (once reset; before, PettingZoo's error)."""
+        if not self._has_reset:
+            return super().last(observe)
+        raw = self._raw_env
+        agent = raw.agent_selection
+        if agent not in raw.terminations:
+            raise raw._call_order_error("last()")
+        observation = self.observe(agent) if observe else None
+        return (
+            observation,
+            raw._cumulative_rewards[agent],
+            raw.terminations[agent],
+            raw.truncations[agent],
+            raw.infos[agent],
+        )
+
 
 _one_hop(OrderEnforcingWrapper, before_reset_error=True)
 
 
 class raw_env(AECEnv, EzPickle):
-    """Quiddler for 2..8 agents, one game per episode. Illegal actions raise `IllegalActionError` (a ValueError)."""
+    """Quiddler for 2..8 agents, one game per episode. Illegal actions raise `IllegalActionError` (a ValueError).
+
+    The game runs in the batched engine, as a batch of one (`core.batch.BatchGame`): one compiled call per
+    step plays the move and computes the next mover's observation and legal moves. `game` is the game as a
+    `QuiddlerGame` (a copy, for reading: the rules' readable reference, which the batched engine replays
+    exactly, `tests/test_batch_parity.py`).
+    """
 
     metadata = {
         "render_modes": list(common.RENDER_MODES),
@@ -316,24 +392,36 @@ class raw_env(AECEnv, EzPickle):
         self.render_view = opts["render_view"]
         self.max_cycles = opts["max_cycles"]
 
-        self.game = QuiddlerGame(self.config)
+        batch = self._batch = BatchGame(self.config, num_games=1)
+        self.num_actions = batch.num_actions
         n = self.num_players = self.config.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {agent: i for i, agent in enumerate(self.possible_agents)}
         # Built once: PettingZoo's API test wants the same space object on every call.
-        self.action_spaces = {agent: spaces.Discrete(self.game.num_actions) for agent in self.possible_agents}
+        self.action_spaces = {agent: spaces.Discrete(self.num_actions) for agent in self.possible_agents}
         self.observation_spaces = {
             agent: spaces.Dict(
                 {"observation": common.observation_box(self.config), "action_mask": common.action_mask_box(self.config)}
             )
             for agent in self.possible_agents
         }
-        self._no_moves = np.zeros(self.game.num_actions, dtype=np.int8)
-        self._mask: np.ndarray | None = None
-        self._np_random: np.random.Generator | None = None
+        # The current mover's legal moves and observation, refreshed by every move (`batch_kernels.step_view`).
+        self._mask = np.zeros(self.num_actions, dtype=np.int8)
+        self._obs = np.zeros(batch.observation_size, dtype=np.float32)
+        self._ints = batch.ints[0]
+        self._state = (batch.cards, batch.ints, batch.rng, batch.go, batch.L, batch.R, batch.sizes, batch.S)
+        self._gain = slice(int(batch.L[K.L_GAIN]), int(batch.L[K.L_GAIN]) + n)
+        self._seed: int | None = None
+        self._episode = 0
+        self._round_history: list[list[RoundResult]] = []
         self._last_move: tuple[str, int, int] | None = None  # (agent, action, face taken or -1)
         self.agents = self.possible_agents[:]
         self._has_game = False
+
+    @property
+    def game(self) -> QuiddlerGame:
+        """The game now, as a `QuiddlerGame` (a copy: changing it changes nothing here)."""
+        return self._batch.game(0, self._round_history)
 
     # -- spaces ------------------------------------------------------------------------------
 
@@ -346,20 +434,30 @@ class raw_env(AECEnv, EzPickle):
     # -- episode -----------------------------------------------------------------------------
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Deal a new game. The same seed gives the same game; without a seed the games continue one stream."""
+        """Deal a new game. The same seed gives the same game; without a seed the games continue one stream.
+
+        Game k after `reset(seed=s)` (k = 0 for that reset, 1 for the next reset without a seed, ...) deals as
+        episode k of slot 0 of a vector env or `BatchGame` seeded s (`core.batch.game_seed(s, 0, k)`)."""
         seed = common.check_seed(seed)
-        if seed is not None or self._np_random is None:
-            self._np_random = np.random.default_rng(seed)
+        if seed is not None or self._seed is None:
+            self._seed = seed if seed is not None else int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+            self._episode = 0
+        else:
+            self._episode += 1
         decks = (options or {}).get("decks")
-        self.game.reset(rng=self._np_random, decks=decks)
+        if decks is not None:
+            decks = np.asarray([[QuiddlerGame.check_deck(d) for d in decks[: self.config.num_rounds]]])
+        batch = self._batch
+        batch.reset(seeds=np.atleast_1d(game_seed(self._seed, 0, self._episode)).astype(np.uint64), decks=decks)
+        self._view()
+        self._round_history = []
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {agent: {} for agent in self.agents}
-        self.agent_selection = self.possible_agents[self.game.current_player]
-        self._mask = None
+        self.agent_selection = self.possible_agents[int(self._ints[K.I_CUR])]
         self._rewarded = False
         self._num_steps = 0
         self._last_move = None
@@ -370,18 +468,13 @@ class raw_env(AECEnv, EzPickle):
         if not self._has_game:
             raise common.not_started_error("observe()")
         seat = self.agent_name_mapping[agent]
-        game = self.game
-        if agent == self.agent_selection and seat == game.current_player and game.phase != Phase.GAME_OVER:
-            mask = self._current_mask().copy()
-        else:
-            mask = self._no_moves.copy()
-        return {"observation": encode_observation(game, seat), "action_mask": mask}
-
-    def _current_mask(self) -> np.ndarray:
-        # Computed at most once per state, however often the mover is observed.
-        if self._mask is None:
-            self._mask = common.legal_action_mask(self.game)
-        return self._mask
+        ints = self._ints
+        if seat == ints[K.I_CUR] and ints[K.I_PHASE] != K.GAME_OVER:
+            if agent == self.agent_selection:
+                return {"observation": self._obs.copy(), "action_mask": self._mask.copy()}
+            return {"observation": self._obs.copy(), "action_mask": np.zeros(self.num_actions, dtype=np.int8)}
+        observation = self._batch.observe(np.asarray([seat]), self._batch.all_games)[0]
+        return {"observation": observation, "action_mask": np.zeros(self.num_actions, dtype=np.int8)}
 
     def last(self, observe: bool = True) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
         """(observation, cumulative reward, terminated, truncated, info) of `agent_selection`."""
@@ -407,7 +500,6 @@ class raw_env(AECEnv, EzPickle):
                 )
             self._was_dead_step(action)
             return
-        game = self.game
         move = self._checked_action(agent, action)
         self._cumulative_rewards[agent] = 0.0
         if self.infos[agent]:
@@ -415,24 +507,34 @@ class raw_env(AECEnv, EzPickle):
         if self._rewarded:
             self._clear_rewards()
             self._rewarded = False
-        player = game.current_player
-        taken = game.discard_pile[-1] if move == A.TAKE_DISCARD else -1
-        totals_before = list(game.totals)
-        results = game.step(move)
-        self._mask = None
+        ints = self._ints
+        player = int(ints[K.I_CUR])
+        rounds_before = ints[K.I_ROUNDS_DONE]
+        taken = self._discard_top() if move == A.TAKE_DISCARD else -1
+        batch = self._batch
+        K.step_view(0, move, self._mask, self._obs, *self._state, batch.obs_starts)
         self._num_steps += 1
         self._last_move = (agent, move, taken)
-        if results is not None:
-            self._score_round(results, totals_before)
-        if game.phase == Phase.GAME_OVER:
+        if ints[K.I_ROUNDS_DONE] != rounds_before:
+            self._score_round(batch.round_results(0))
+        if ints[K.I_PHASE] == K.GAME_OVER:
             self.terminations = dict.fromkeys(self.agents, True)
             self.agent_selection = self.possible_agents[(player + 1) % self.num_players]
         else:
-            self.agent_selection = self.possible_agents[game.current_player]
+            self.agent_selection = self.possible_agents[ints[K.I_CUR]]
             if self.max_cycles is not None and self._num_steps >= self.max_cycles * self.num_players:
                 self.truncations = dict.fromkeys(self.agents, True)
         if self.render_mode == "human":
             self.render()
+
+    def _view(self) -> None:
+        """Compute the mover's legal moves and observation from the game's state (a step does it itself)."""
+        b = self._batch
+        K.view_row(0, self._mask, self._obs, b.cards, b.ints, b.go, b.L, b.R, b.S, b.obs_starts)
+
+    def _discard_top(self) -> int:
+        batch = self._batch
+        return int(batch.cards[0, int(batch.L[K.L_DISC]) + int(self._ints[K.I_DISC_LEN]) - 1])
 
     def _call_order_error(self, call: str) -> RuntimeError:
         if not self._has_game:
@@ -443,27 +545,32 @@ class raw_env(AECEnv, EzPickle):
 
     def _checked_action(self, agent: str, action: Any) -> int:
         move = common.action_id(action)
-        if move is None or not self.game.is_legal(move):
-            legal = ", ".join(f"{a} ({A.action_name(a)})" for a in self.game.legal_actions())
+        if move is None or not (0 <= move < self.num_actions) or not self._mask[move]:
+            legal = ", ".join(f"{a} ({A.action_name(a)})" for a in np.flatnonzero(self._mask).tolist())
             if action is None:
                 name = ""
             elif move is None:
                 name = " (a bool is not an action id)" if isinstance(action, common.BOOL_TYPES) else " (not an integer)"
-            elif 0 <= move < self.game.num_actions:
+            elif 0 <= move < self.num_actions:
                 name = f" ({A.action_name(move)})"
             else:
-                name = f" (out of range 0..{self.game.num_actions - 1})"
+                name = f" (out of range 0..{self.num_actions - 1})"
             raise IllegalActionError(f"illegal action {action!r}{name} for {agent}; legal actions: {legal}")
         return move
 
-    def _score_round(self, results, totals_before) -> None:
-        game = self.game
+    def _score_round(self, results: list[RoundResult]) -> None:
+        self._round_history.append(results)
+        gains = self._ints[self._gain]
+        totals_before = [r.total - int(g) for r, g in zip(results, gains, strict=True)]
+        gains[:] = 0
         rewards = common.round_rewards(results, totals_before, self.reward_mode, self.reward_scale)
-        info = common.round_info(results, len(game.round_history))
-        if game.phase == Phase.GAME_OVER:
-            final = common.game_rewards(game.totals, self.reward_mode, self.reward_scale)
+        info = common.round_info(results, len(self._round_history))
+        if self._ints[K.I_PHASE] == K.GAME_OVER:
+            totals = [r.total for r in results]
+            final = common.game_rewards(totals, self.reward_mode, self.reward_scale)
             rewards = [r + f for r, f in zip(rewards, final, strict=True)]
-            info["winners"] = [self.possible_agents[p] for p in game.winners()]
+            best = max(totals)
+            info["winners"] = [self.possible_agents[p] for p, t in enumerate(totals) if t == best]
         for agent in self.agents:
             seat = self.agent_name_mapping[agent]
             self.rewards[agent] = rewards[seat]
