@@ -7,7 +7,8 @@ its own numpy generator, and never returns a masked action. Build one from a spe
     import agents
     bot = agents.make("expert:samples=64", seed=0, num_players=2)
 
-Specs: `random`, `greedy`, `expert[:samples=N][:top=K][:go_out_value=V]`, `human`,
+Specs: `random`, `greedy`, `expert[:samples=N][:top=K][:go_out_value=V]`,
+`search[:samples=N][:ms=T][:top=K]` (determinized rollouts on the batched engine), `human`,
 `policy:PATH[:deterministic=false]` (a bundle of `agents.policies`, loaded without
 unpickling unless `trusted=True`).
 """
@@ -17,6 +18,7 @@ from .base import Agent, BaseAgent, SeatView
 from .expert import ExpertAgent
 from .human import HumanAgent, HumanQuit
 from .registry import REGISTRY, available, make, parse_spec
+from .search import SearchAgent
 from .simple import GreedyAgent, RandomAgent
 
 __all__ = [
@@ -29,6 +31,7 @@ __all__ = [
     "HumanAgent",
     "HumanQuit",
     "RandomAgent",
+    "SearchAgent",
     "SeatView",
     "available",
     "make",

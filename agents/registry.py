@@ -1,4 +1,4 @@
-"""Build agents from spec strings: `random`, `greedy`, `expert`, `expert:samples=64`, `human`, `policy:PATH`.
+"""Build agents from spec strings: `random`, `greedy`, `expert`, `expert:samples=64`, `search`, `human`, `policy:PATH`.
 
 A spec is a name, then optional `key=value` parameters after colons (or commas):
 `expert:samples=64:top=3`, `policy:runs/a/model.zip:deterministic=false`. For
@@ -17,6 +17,8 @@ from quiddler_env.core.config import QuiddlerConfig
 from .base import BaseAgent
 from .expert import DEFAULT_SAMPLES, ExpertAgent
 from .human import HumanAgent
+from .search import DEFAULT_SAMPLES as SEARCH_SAMPLES
+from .search import SearchAgent
 from .simple import GreedyAgent, RandomAgent
 
 
@@ -48,6 +50,12 @@ REGISTRY: dict[str, AgentSpec] = {
         {"samples": int, "top": int, "go_out_value": float},
         f"card counting + sampled one-draw lookahead + bonus odds (samples={DEFAULT_SAMPLES})",
         ExpertAgent,
+    ),
+    "search": AgentSpec(
+        "search",
+        {"samples": int, "ms": float, "top": int},
+        f"determinized rollouts of the round with greedy in every seat (samples={SEARCH_SAMPLES}; ms caps a decision)",
+        SearchAgent,
     ),
     "human": AgentSpec("human", {}, "a person at the terminal", HumanAgent),
     "policy": AgentSpec(

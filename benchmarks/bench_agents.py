@@ -1,16 +1,18 @@
 """Scripted bots: strength (win rates, seats swapped) and speed (median decision time).
 
     python benchmarks/bench_agents.py [--games 2000] [--games4 400] [--speed-games 40] [--workers 2]
-                                      [--expert expert] [--out results/bench_agents.json]
+                                      [--expert expert] [--search search] [--out results/bench_agents.json]
 
 Strength, 2 players: every deal is played twice with the seats swapped, so the deal
 favours neither bot; a tie is not a win. 4 players: every deal is played four times,
 the lineup (expert, greedy, random, random) rotated one seat each time. Speed: one
-process, the solver warmed up, each decision of an expert-vs-greedy game timed.
+process, the solver warmed up, each decision of expert-vs-greedy and search-vs-expert games
+timed.
 
 Prints figures (and writes them as JSON with --out); asserts nothing. Targets (issue
 4): greedy beats random in >= 95% of games, expert beats greedy in >= 60%, median
-decision under 1 ms (greedy) and 50 ms (expert).
+decision under 1 ms (greedy) and 50 ms (expert); issue 13: search beats the expert in
+>= 60% with a median decision of at most 100 ms.
 """
 
 from __future__ import annotations
@@ -128,13 +130,13 @@ def table4(pool: Pool, lineup: list[str], deals: int, seed: int) -> dict:
     }
 
 
-def speed(expert: str, games: int, seed: int) -> dict:
-    """Decision times of greedy and the expert in expert-vs-greedy games (this process only)."""
-    warm = [agents.make(s, seed=0, num_players=2) for s in (expert, "greedy")]
+def speed(expert: str, games: int, seed: int, opponent: str = "greedy") -> dict:
+    """Decision times of `opponent` and `expert` in games between them (this process only)."""
+    warm = [agents.make(s, seed=0, num_players=2) for s in (expert, opponent)]
     agents.play_game(warm, seed=10**6)  # compile the solver kernels, fill nothing we measure later
-    times: dict[str, list[float]] = {"greedy": [], expert: []}
+    times: dict[str, list[float]] = {opponent: [], expert: []}
     for g in range(games):
-        specs = [expert, "greedy"] if g % 2 == 0 else ["greedy", expert]
+        specs = [expert, opponent] if g % 2 == 0 else [opponent, expert]
         seats = [agents.make(s, seed=seed + g * 2 + i, num_players=2) for i, s in enumerate(specs)]
         record = agents.play_game(seats, seed=seed + g, time_decisions=True)
         for spec, secs in zip(specs, record.seconds, strict=True):
@@ -160,6 +162,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--speed-games", type=int, default=40, help="expert-vs-greedy games timed in one process")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--expert", default="expert", help="the expert's spec, e.g. expert:samples=64")
+    parser.add_argument("--search", default="search", help="the search bot's spec, timed and played against the expert")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
@@ -168,6 +171,7 @@ def main(argv: list[str] | None = None) -> None:
     report: dict = {"expert": args.expert, "seed": args.seed}
     t0 = time.perf_counter()
     report["speed"] = speed(args.expert, args.speed_games, args.seed)
+    report["speed"][args.search] = speed(args.search, args.speed_games, args.seed, opponent=args.expert)[args.search]
     for spec, s in report["speed"].items():
         print(
             f"speed {spec:>10}: median {s['median_ms']:.3f} ms  p90 {s['p90_ms']:.2f} ms  p99 {s['p99_ms']:.2f} ms  "
@@ -176,7 +180,7 @@ def main(argv: list[str] | None = None) -> None:
         )
     with Pool(args.workers) as pool:
         report["duels"] = []
-        for a, b in (("greedy", "random"), (args.expert, "greedy")):
+        for a, b in (("greedy", "random"), (args.expert, "greedy"), (args.search, args.expert)):
             if args.games <= 0:
                 break
             r = duel(pool, a, b, args.games, args.seed)

@@ -18,7 +18,7 @@ from quiddler_env.core.game import Phase, QuiddlerGame
 from quiddler_env.envs.observation import encode_observation, observation_layout
 
 F = FACE_INDEX
-BOTS = ("random", "greedy", "expert:samples=8")
+BOTS = ("random", "greedy", "expert:samples=8", "search:samples=2")
 
 
 def stacked_deck(hands: list[list[str]], discard_top: str, draws: list[str] = ()) -> list[str]:
@@ -76,7 +76,7 @@ def test_no_bot_picks_a_masked_action_in_random_states(num_players):
 )
 def test_bots_play_whole_games_legally_under_rule_variants(config):
     n = config.num_players
-    seats = [agents.make(BOTS[i % 3], seed=i, config=config) for i in range(n)]
+    seats = [agents.make(BOTS[i % len(BOTS)], seed=i, config=config) for i in range(n)]
     checked = []
 
     class Checked:
@@ -325,7 +325,9 @@ def test_registry_builds_every_kind():
     expert = agents.make("expert:samples=8,top=2:go_out_value=1.5", seed=0)
     assert (expert.samples, expert.top, expert.go_out_value) == (8, 2, 1.5)
     assert isinstance(agents.make("human"), agents.HumanAgent)
-    for spec in ("random", "greedy", "expert", "human"):
+    search = agents.make("search:samples=16:ms=50:top=3", seed=0, num_players=2)
+    assert isinstance(search, agents.SearchAgent) and (search.samples, search.ms, search.top) == (16, 50.0, 3)
+    for spec in ("random", "greedy", "expert", "search", "human"):
         assert isinstance(agents.make(spec), agents.Agent)
     assert agents.parse_spec("policy:runs/a b/model.zip:deterministic=false") == (
         "policy",
@@ -346,6 +348,10 @@ def test_registry_builds_every_kind():
         ("expert:go_out_value=nan", "go_out_value must be a finite number"),
         ("expert:samples", "parameters are key=value"),
         ("greedy:samples=3", "unknown parameter 'samples' for greedy; known: none"),
+        ("search:samples=0", "search: samples must be a positive integer"),
+        ("search:ms=-1", "search: ms must be a number >= 0"),
+        ("search:top=0", "search: top must be a positive integer"),
+        ("search:budget=3", "unknown parameter 'budget' for search; known: samples, ms, top"),
         ("policy:", "policy needs a path"),
         ("policy:x:deterministic=maybe", "not a valid bool"),
         ("", "non-empty string"),
@@ -365,7 +371,7 @@ def test_registry_rejects_mismatched_table_and_trust_for_bots():
 
 def test_available_lists_every_spec():
     text = agents.available()
-    for name in ("random", "greedy", "expert", "human", "policy:PATH"):
+    for name in ("random", "greedy", "expert", "search", "human", "policy:PATH"):
         assert name in text
 
 

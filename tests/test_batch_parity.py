@@ -142,3 +142,31 @@ def test_a_batch_game_as_a_quiddler_game_plays_on_as_the_batch_game(rules):
         if results is not None:
             assert batch.round_results(1) == results
     assert copy.totals == batch.totals[1].tolist() and batch.is_over[1]
+
+
+def test_a_loaded_game_plays_on_as_the_quiddler_game():
+    """`BatchGame.load` writes a `QuiddlerGame` position into a row; from it both engines play the same."""
+    source = BatchGame(num_games=1)
+    source.reset(seed=8)
+    rng = np.random.default_rng(2)
+    for _ in range(23):  # a few rounds in, mid-round
+        source.step(np.asarray([rng.choice(np.flatnonzero(source.action_masks()[0]))]))
+    while source.went_out[0] >= 0 or source.phase[0] not in (0, 1):
+        source.step(np.asarray([np.flatnonzero(source.action_masks()[0])[0]]))
+    game = source.game(0)
+    target = BatchGame(num_games=3)
+    target.load(1, game, seed=77)
+    assert state_differences(game, target.game(1)) == []
+    game.rng = StreamGenerator(77)  # the loaded row deals and reshuffles from its own seed
+    row = np.asarray([1])
+    while not game.is_over:
+        mask = game.legal_action_mask()
+        assert np.array_equal(mask, target.action_masks(row)[0])
+        action = int(rng.choice(np.flatnonzero(mask)))
+        results = game.step(action)
+        target.step(np.asarray([action]), row)
+        assert state_differences(game, target.game(1)) == []
+        if results is not None:
+            assert target.round_results(1) == results
+    with pytest.raises(ValueError, match="only a draw or discard phase"):
+        target.load(0, game)

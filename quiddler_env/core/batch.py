@@ -56,6 +56,11 @@ def _streams(seed, slots, episodes):
     return out
 
 
+@njit(cache=True)
+def _bot_stream(seed):
+    return K.mix64(seed ^ K._M2)  # as `batch_kernels.reset_games` seeds a game's bots
+
+
 def game_seed(seed: int, slot: int | Sequence[int] | np.ndarray, episode: int | Sequence[int] | np.ndarray = 0):
     """The deal generator's seed of episode `episode` of slot `slot` in a batch reset with `seed` (uint64).
 
@@ -415,6 +420,48 @@ class BatchGame:
         game.candidates = self.candidates(i) if game.phase == Phase.LAY else ()
         game._lay_queue = c[L[K.L_QUEUE] + v[K.I_Q_HEAD] : L[K.L_QUEUE] + v[K.I_Q_LEN]].tolist()
         return game
+
+    def load(self, i: int, game: QuiddlerGame, seed: int = 0) -> None:
+        """Write `game`'s state into row i: a position to play on from (search, tests), in a draw or discard
+        phase before anyone has laid. Its round must be one of this batch's rounds with the same hand size;
+        row i's generators are seeded `seed` (`game_seed` form), so play on from it draws its own cards."""
+        if game.phase not in (Phase.DRAW, Phase.DISCARD) or game.lay_order or game.went_out is not None:
+            raise ValueError("load: only a draw or discard phase before anyone went out or laid can be loaded")
+        if game.num_players != self.num_players or not 0 <= game.round < self.config.num_rounds:
+            raise ValueError(f"load: a game of {game.num_players} players in round {game.round + 1} does not fit")
+        if game.hand_size != self.config.hand_sizes[game.round]:
+            raise ValueError(f"load: round {game.round + 1} deals {self.config.hand_sizes[game.round]} cards here")
+        if game.card_count() != DECK_SIZE:
+            raise ValueError(f"load: the game holds {game.card_count()} cards, not {DECK_SIZE}")
+        n, L, F = self.num_players, self.L, K.FACES
+        c = self.cards[i]
+        v = self.ints[i]
+        c[:] = 0
+        v[:] = 0
+        c[L[K.L_HANDS] : L[K.L_HANDS] + n * F] = np.asarray(game.hands).reshape(-1)
+        c[L[K.L_KNOWN] : L[K.L_KNOWN] + n * F] = np.asarray(game.known_taken).reshape(-1)
+        c[L[K.L_DISC_COUNTS] : L[K.L_DISC_COUNTS] + F] = game.discard_counts
+        c[L[K.L_DRAW] : L[K.L_DRAW] + len(game.draw_pile)] = game.draw_pile
+        c[L[K.L_DISC] : L[K.L_DISC] + len(game.discard_pile)] = game.discard_pile
+        for index, value in (
+            (K.I_ROUND, game.round),
+            (K.I_DEALER, game.dealer),
+            (K.I_CUR, game.current_player),
+            (K.I_PHASE, int(game.phase)),
+            (K.I_WENT_OUT, -1),
+            (K.I_TURNS, game.turns_this_round),
+            (K.I_RESHUFFLES, game.reshuffles),
+            (K.I_DRAW_LEN, len(game.draw_pile)),
+            (K.I_DISC_LEN, len(game.discard_pile)),
+            (K.I_HAND_SIZE, game.hand_size),
+            (K.I_ROUNDS_DONE, game.rounds_completed),
+            (K.I_LAST_OUT, -1),
+        ):
+            v[index] = value
+        v[L[K.L_TOTALS] : L[K.L_TOTALS] + n] = game.totals
+        self.rng[i, 0] = np.uint64(int(seed) % _U64)
+        self.rng[i, 1] = _bot_stream(np.uint64(int(seed) % _U64))
+        self.go[i] = K.GO_UNKNOWN if game.phase == Phase.DISCARD else 0
 
     def nbytes(self) -> int:
         """Bytes held by the state arrays."""

@@ -138,7 +138,18 @@ assertion (a bool raises `IllegalActionError`), and the call order is enforced
 (`OrderEnforcingWrapper`). They are subclasses of PettingZoo's classes that behave
 the same but read `agents`, `agent_selection`, `terminations`, ... from the raw env
 in one hop instead of one `__getattr__` per layer (which cost more than the game
-itself).
+itself), and take the base classes' path for a legal move without re-reading it
+(`tests/test_env_aec.py` plays both stacks side by side).
+
+### The engine
+
+The game runs in the batched engine as a batch of one (`quiddler_env.core.batch.BatchGame`):
+one compiled call per step plays the move and computes the next mover's legal moves and
+observation. `env.unwrapped.game` is the game now as a `QuiddlerGame` (a copy, for reading;
+the single-game engine is the rules' readable reference, and the batched engine replays it
+move for move: `tests/test_batch_parity.py`, `benchmarks/parity.py`). `reset(seed=s)` deals
+game `core.batch.game_seed(s, 0, 0)`, and each later `reset()` without a seed the next
+episode, `game_seed(s, 0, k)`: the games of slot 0 of a vector env reset with seed `s`.
 
 Errors of call order, in `raw_env` too: `step`, `last` or `observe` before `reset`
 raise a `RuntimeError` saying so. Once the game is over every agent is terminated
@@ -172,7 +183,7 @@ default `score_floor`. The info stays until that agent acts. At the game end it
 also holds `"winners"` (agent names). Otherwise infos are empty.
 
 `reset(seed=None, options=None)`: the same seed gives the same game; without a
-seed the env continues its own generator. A seed is an integer >= 0 (numpy
+seed the env plays the next game of the last seed's stream (see The engine). A seed is an integer >= 0 (numpy
 integers too); anything else is a `ValueError` before numpy sees it.
 `options={"decks": [...]}` stacks the deck (one 118-card order, top first, per
 round) for scripted tests; other keys are ignored (PettingZoo's API test passes
@@ -182,6 +193,8 @@ arbitrary ones).
 
 * v0: Initial release (0.1.0). In 0.2.0: words laid by the table's rule (bonus-aware, in laying order, public
   once laid), the `layout` rule option with its lay moves, and the laid-words slices of the observation.
+  In 0.3.0: the batched engine under the env (the same rules and observations; a seed deals another game
+  than in 0.2, `game_seed(s, 0, k)`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,207 @@
+"""The `search` bot: determinized rollouts of the round on the batched engine (PIMC).
+
+At each draw and discard of a round in play, the bot deals the cards it cannot see
+at random, consistent with what its seat has seen (its hand, the discard pile, the
+cards opponents visibly took, the draw pile's size: the `unseen` counts of its
+observation), `samples` times. In each of these determinizations it plays each of its
+candidate moves, then plays the round out with the compiled greedy bot in every seat
+(`core.batch_bots`), all determinizations and candidates as rows of one `BatchGame`,
+and scores the round with the engine's own laying and scoring. A candidate's value is
+its mean, over the determinizations, of the bot's round score minus the mean of its
+opponents' (each determinization is shared by every candidate, so they are compared on
+the same cards). Candidates: both draws; in the discard phase every go-out and the
+`top` discards that keep the best layout now.
+
+Final turns (someone went out: the round ends after this discard, nothing is left to
+roll out) and lay decisions (`layout: choose`) are the expert's (`agents.expert`):
+in a final turn it keeps the best hand against the layouts already laid.
+
+`ms` caps the time of one decision: determinizations are played in chunks of
+`CHUNK` until `samples` are done or `ms` milliseconds have passed (at least one chunk).
+With `ms=0` (the default) every decision plays all `samples`, so the same seed gives
+the same decisions on any machine; with a time cap it depends on the machine's speed.
+The bot reads only its observation; its generator is its own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+
+from quiddler_env.core import actions as A
+from quiddler_env.core import batch_bots as BB
+from quiddler_env.core.batch import BatchGame
+from quiddler_env.core.cards import NUM_FACES
+from quiddler_env.core.config import QuiddlerConfig
+from quiddler_env.core.game import Phase, QuiddlerGame
+from quiddler_env.envs.observation import observation_layout
+
+from .base import DRAW, LAY, BaseAgent, SeatView, legal_list
+from .expert import ExpertAgent
+
+DEFAULT_SAMPLES = 32
+CHUNK = 8
+"""Determinizations played per batch call; `ms` is checked between chunks."""
+MAX_CANDIDATES = 2 * NUM_FACES
+"""Rows per determinization the rollout batch holds (every discard and go-out at most)."""
+
+
+class SearchAgent(BaseAgent):
+    """Determinized rollouts of the round with the compiled greedy bot (see the module docstring)."""
+
+    name = "search"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        num_players: int | None = None,
+        config: QuiddlerConfig | None = None,
+        *,
+        samples: int = DEFAULT_SAMPLES,
+        ms: float = 0.0,
+        top: int = 4,
+    ):
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+            raise ValueError(f"search: samples must be a positive integer, got {samples!r}")
+        if not np.isfinite(ms) or ms < 0:
+            raise ValueError(f"search: ms must be a number >= 0 (0: no time cap), got {ms!r}")
+        if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+            raise ValueError(f"search: top must be a positive integer, got {top!r}")
+        self.samples = samples
+        self.ms = float(ms)
+        self.top = top
+        self.last_samples = 0
+        """Determinizations the last `rollout_values` played (fewer than `samples` when `ms` cut it short)."""
+        self._batches: dict[int, BatchGame] = {}  # one rollout batch per hand size (a one-round game)
+        self._expert = ExpertAgent(seed, num_players, config)
+        super().__init__(seed, num_players, config)
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        expert = getattr(self, "_expert", None)
+        if expert is not None:  # its own stream, derived from the same seed
+            expert.reset(None if seed is None else [int(seed), 1])
+
+    # -- decisions -------------------------------------------------------------------
+
+    def act(self, observation, action_mask=None) -> int:
+        obs, mask = self._prepare(observation, action_mask)
+        legal = legal_list(mask)
+        if len(legal) == 1:
+            return legal[0]
+        seat = self.view(obs)
+        if seat.phase == LAY or seat.final_turn:
+            self._expert.num_players = self.num_players
+            return self._expert.act(obs, mask)
+        candidates = self._candidates(seat, legal)
+        if len(candidates) == 1:
+            return candidates[0]
+        values = self.rollout_values(seat, obs, candidates)
+        return candidates[int(np.argmax(values))]
+
+    def _candidates(self, seat: SeatView, legal: list[int]) -> list[int]:
+        if seat.phase == DRAW:
+            return legal
+        go = [a for a in legal if a >= A.GO_OUT_BASE]
+        discards = [a for a in legal if A.DISCARD_BASE <= a < A.GO_OUT_BASE]
+        scores = {o.face: o.score for o in self.solver.discard_options(seat.hand)}
+        # The `top` discards that keep the best layout now (ties: the lower face first, a fixed order).
+        discards.sort(key=lambda a: (-scores.get(a - A.DISCARD_BASE, -(10**9)), a))
+        return go + discards[: self.top]
+
+    # -- rollouts --------------------------------------------------------------------
+
+    def rollout_values(self, seat: SeatView, obs: np.ndarray, candidates: list[int]) -> np.ndarray:
+        """Each candidate's mean over determinizations of (own round score - the opponents' mean) after the
+        round is played out by greedy in every seat."""
+        batch = self._batch(seat.hand_size)
+        n = self.num_players
+        C = len(candidates)
+        turns = self._turns(obs)
+        totals = np.zeros(C)
+        done = 0
+        start = time.perf_counter()
+        while done < self.samples:
+            chunk = min(CHUNK, self.samples - done)
+            rows = np.arange(chunk * C, dtype=np.int64)
+            for d in range(chunk):
+                game = self._determinize(seat, turns, batch)
+                seed = int(self.rng.integers(2**63))
+                for c in range(C):
+                    batch.load(d * C + c, game, seed=seed)
+            batch.step(np.tile(np.asarray(candidates, dtype=np.int64), chunk), rows)
+            bots = np.full((batch.num_games, n), BB.GREEDY, dtype=np.int64)
+            batch.play_bots(rows, bots, np.zeros(batch.num_games, dtype=np.int64))
+            scores = batch.totals[rows].astype(np.float64) - np.asarray(seat.totals, dtype=np.float64)
+            relative = scores[:, 0] - scores[:, 1:].mean(axis=1)
+            totals += relative.reshape(chunk, C).sum(axis=0)
+            done += chunk
+            if self.ms and (time.perf_counter() - start) * 1000 >= self.ms:
+                break
+        self.last_samples = done
+        return totals / done
+
+    def _batch(self, hand_size: int) -> BatchGame:
+        batch = self._batches.get(hand_size)
+        if batch is None:
+            # The round in play as a one-round game: its end is the game's end, where the bots stop.
+            rules = dataclasses.replace(self.config, num_players=self.num_players, hand_sizes=(hand_size,))
+            batch = self._batches[hand_size] = BatchGame(rules, CHUNK * MAX_CANDIDATES, solver=self.solver)
+        return batch
+
+    def _turns(self, obs: np.ndarray) -> int:
+        cap = self.config.turn_cap
+        if not cap:
+            return 0
+        fraction = float(observation_layout(self.num_players).view(obs)["turns_this_round"][0])
+        return int(round(fraction * cap * self.num_players))
+
+    def _determinize(self, seat: SeatView, turns: int, batch: BatchGame) -> QuiddlerGame:
+        """A position the seat cannot tell from the real one: its own seat 0, opponents in relative order,
+        their hidden cards and the draw pile dealt at random from the unseen cards."""
+        n = self.num_players
+        pool = np.repeat(np.arange(NUM_FACES), seat.unseen)
+        self.rng.shuffle(pool)
+        hands = [list(seat.hand)]
+        taken = 0
+        for k in range(1, n):
+            hand = list(seat.opponent_taken[k - 1])
+            hidden = seat.hand_size - sum(hand)
+            for f in pool[taken : taken + hidden]:
+                hand[f] += 1
+            taken += hidden
+            hands.append(hand)
+        draw_pile = pool[taken:].tolist()
+        below = [f for f in range(NUM_FACES) for _ in range(seat.discard_pile[f])]
+        if seat.discard_top >= 0:
+            below.remove(seat.discard_top)
+        self.rng.shuffle(below)
+        discard_pile = below + ([seat.discard_top] if seat.discard_top >= 0 else [])
+        game = QuiddlerGame(batch.config, batch.solver)
+        game.hands = hands
+        game.draw_pile = draw_pile
+        game.discard_pile = discard_pile
+        game.discard_counts = list(seat.discard_pile)
+        game.known_taken = [[0] * NUM_FACES] + [list(row) for row in seat.opponent_taken]
+        game.totals = list(seat.totals)
+        game.round = 0
+        game.rounds_completed = 0
+        game.dealer = (-seat.seat_from_dealer) % n
+        game.current_player = 0
+        game.phase = Phase.DRAW if seat.phase == DRAW else Phase.DISCARD
+        game.hand_size = seat.hand_size
+        game.went_out = None
+        game.turns_this_round = turns
+        game.reshuffles = 0
+        game.lay_order = []
+        game.laid = [None] * n
+        game.candidates = ()
+        game._lay_queue = []
+        game._decks = None
+        game.round_history = []
+        game.last_round_results = None
+        game.last_action = None
+        game._go_out_bits = None
+        return game
