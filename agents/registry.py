@@ -40,6 +40,16 @@ def _build_policy(*, path: str, seed, num_players, config, deterministic: bool =
     )
 
 
+def _build_zoo(*, path: str, seed, num_players, config, deterministic: bool = True, **_):
+    from . import zoo
+    from .policies import load_policy
+
+    # Shipped bundles are weights only: never unpickled (trusted stays False).
+    return load_policy(
+        zoo.entry_path(path), deterministic=deterministic, seed=seed, num_players=num_players, config=config
+    )
+
+
 REGISTRY: dict[str, AgentSpec] = {
     "random": AgentSpec("random", {}, "uniform over the legal moves", RandomAgent),
     "greedy": AgentSpec(
@@ -64,7 +74,15 @@ REGISTRY: dict[str, AgentSpec] = {
         "a trained policy bundle (SB3 or RLlib): policy:PATH[:deterministic=false]",
         _build_policy,
     ),
+    "zoo": AgentSpec(
+        "zoo",
+        {"deterministic": bool},
+        "a policy shipped in the package: zoo:NAME[:deterministic=false] (the entries are listed below)",
+        _build_zoo,
+    ),
 }
+_NAMED = ("policy", "zoo")
+"""Specs whose first segment after the colon is a name (a bundle path, a zoo entry), not a parameter."""
 
 _PARAM = re.compile(r"^[A-Za-z_]\w*=[^:,=]*$")
 
@@ -74,8 +92,12 @@ def available() -> str:
     lines = []
     for spec in REGISTRY.values():
         params = ", ".join(f"{k}=<{t.__name__}>" for k, t in spec.params.items())
-        head = "policy:PATH" if spec.name == "policy" else spec.name
+        head = {"policy": "policy:PATH", "zoo": "zoo:NAME"}.get(spec.name, spec.name)
         lines.append(f"{head}{' [' + params + ']' if params else ''}: {spec.summary}")
+    from . import zoo
+
+    for name in zoo.entries():
+        lines.append(f"  zoo:{name}: {zoo.summary(name)}")
     return "\n".join(lines)
 
 
@@ -103,12 +125,14 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
         raise ValueError(f"unknown agent {name!r} in spec {spec!r}; specs:\n{available()}")
     path = None
     segments = rest.split(":") if rest else []
-    if entry.name == "policy":
-        # Parameters are the trailing key=value segments; the path is everything before them.
+    if entry.name in _NAMED:
+        # Parameters are the trailing key=value segments; the path (name) is everything before them.
         cut = len(segments)
         while cut > 0 and all(_PARAM.match(p) for p in segments[cut - 1].split(",")):
             cut -= 1
         path = ":".join(segments[:cut])
+        if not path and entry.name == "zoo":
+            raise ValueError(f"agent spec {spec!r}: zoo needs a name, e.g. zoo:champion-2p")
         if not path:
             raise ValueError(f"agent spec {spec!r}: policy needs a path, e.g. policy:runs/quickstart/model.zip")
         segments = segments[cut:]
@@ -125,6 +149,16 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
                 raise ValueError(f"agent spec {spec!r}: unknown parameter {key!r} for {entry.name}; known: {known}")
             params[key] = _convert(spec, key, value, entry.params[key])
     return entry.name, path, params
+
+
+def bundle_path(spec: str) -> str | None:
+    """The policy bundle a `policy:` or `zoo:` spec plays (its path), None for the bots."""
+    name, path, _ = parse_spec(spec)
+    if name == "zoo":
+        from . import zoo
+
+        return str(zoo.entry_path(path))
+    return path if name == "policy" else None
 
 
 def make(
@@ -147,6 +181,8 @@ def make(
     entry = REGISTRY[name]
     if name == "policy":
         return entry.build(path=path, seed=seed, num_players=num_players, config=config, trusted=trusted, **params)
+    if name == "zoo":
+        return entry.build(path=path, seed=seed, num_players=num_players, config=config, **params)
     if trusted:
         raise ValueError(f"trusted=True only applies to policy: specs, not {spec!r}")
     return entry.build(seed=seed, num_players=num_players, config=config, **params, **options)

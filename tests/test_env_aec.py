@@ -565,3 +565,17 @@ def test_the_env_plays_as_the_single_game_engine(rules):
                 assert shown["round"] == rounds
                 assert shown["round_result"] == [r.to_dict() for r in results]
         assert rounds == len(single.config.hand_sizes)
+
+
+def test_a_seed_deals_slot_0_of_a_batch_seeded_alike_and_later_resets_its_next_episodes():
+    from quiddler_env.core.batch import BatchGame
+
+    aec = raw_env(num_players=3)
+    batch = BatchGame(QuiddlerConfig(num_players=3), num_games=4)
+    aec.reset(seed=5)
+    batch.reset(seed=5)
+    assert aec.game.hands == batch.hands()[0].tolist()
+    for episode in (1, 2):
+        aec.reset()
+        batch.reset(seeds=game_seed(5, [0], [episode]), games=np.asarray([0]))
+        assert aec.game.hands == batch.hands()[0].tolist()

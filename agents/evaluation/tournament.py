@@ -83,15 +83,15 @@ def policy_table_size(specs: Sequence[str]) -> int | None:
     the policies disagree.
     """
     from agents.policies import read_description
-    from agents.registry import parse_spec
+    from agents.registry import bundle_path
     from quiddler_env.envs.observation import observation_layout
 
     sizes = {observation_layout(n).size: n for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}
     tables = set()
     for spec in specs:
         try:
-            name, path, _ = parse_spec(spec)
-            if name != "policy":
+            path = bundle_path(spec)
+            if path is None:
                 continue
             desc = read_description(path)
             # The rules the bundle was trained under name its table; the observation size is the fallback
@@ -105,7 +105,7 @@ def policy_table_size(specs: Sequence[str]) -> int | None:
 
 
 def policy_identities(tournament: Tournament) -> dict[str, dict]:
-    """Each `policy:` player's bundle: its folder (resolved), framework and checksums, verified against the files.
+    """Each `policy:` or `zoo:` player's bundle: its folder (resolved), framework and checksums, verified against the files.
 
     Keyed by player label. `weights_sha256` is the one in `policy.json`, checked against
     `policy.pt` (and `model_sha256` against `model.zip` where the description has it); a
@@ -113,12 +113,12 @@ def policy_identities(tournament: Tournament) -> dict[str, dict]:
     mismatch is a `PolicyLoadError` (a ValueError) naming the file.
     """
     from agents.policies import bundle_identity
-    from agents.registry import parse_spec
+    from agents.registry import bundle_path
 
     out = {}
     for label, spec in zip(tournament.labels, tournament.specs, strict=True):
-        name, path, _ = parse_spec(spec)
-        if name == "policy":
+        path = bundle_path(spec)
+        if path is not None:
             identity = bundle_identity(path, trusted=tournament.trusted)
             out[label] = {"spec": spec, "bundle": identity.pop("path"), **identity}
     return out
@@ -226,7 +226,7 @@ class _Table:
 
     def __init__(self, tournament: Tournament):
         self.tournament = tournament
-        if any(spec.split(":", 1)[0].lower() == "policy" for spec in tournament.specs):
+        if any(spec.split(":", 1)[0].lower() in ("policy", "zoo") for spec in tournament.specs):
             import torch
 
             # One thread per process: the same arithmetic (so the same argmax) in every worker, and no oversubscription.

@@ -193,8 +193,8 @@ arbitrary ones).
 
 * v0: Initial release (0.1.0). In 0.2.0: words laid by the table's rule (bonus-aware, in laying order, public
   once laid), the `layout` rule option with its lay moves, and the laid-words slices of the observation.
-  In 0.3.0: the batched engine under the env (the same rules and observations; a seed deals another game
-  than in 0.2, `game_seed(s, 0, k)`).
+  In 0.4.0: the batched engine under the env (the same rules and observations; a seed deals another game
+  than in 0.3, `game_seed(s, 0, k)`).
 """
 
 from __future__ import annotations
