@@ -579,3 +579,25 @@ def test_a_seed_deals_slot_0_of_a_batch_seeded_alike_and_later_resets_its_next_e
         aec.reset()
         batch.reset(seeds=game_seed(5, [0], [episode]), games=np.asarray([0]))
         assert aec.game.hands == batch.hands()[0].tolist()
+
+
+def test_pettingzoos_registry_makes_the_env_with_its_options():
+    import pettingzoo
+
+    if not hasattr(pettingzoo, "register"):
+        pytest.skip("PettingZoo before 1.27 has no registry")
+    made = pettingzoo.make("aec", "quiddler/quiddler-v0", num_players=3, hand_sizes=[3, 4], max_cycles=50)
+    direct = env(num_players=3, hand_sizes=[3, 4], max_cycles=50)
+    assert type(made) is type(direct) and made.unwrapped.max_cycles == 50
+    assert transcript(made, 3) == transcript(direct, 3)
+    api_test(pettingzoo.make("aec", "quiddler/quiddler-v0"), num_cycles=200)
+    seed_test(lambda: pettingzoo.make("aec", "quiddler/quiddler-v0", num_players=2), num_cycles=100)
+    with pytest.raises(ValueError, match="num_players"):
+        pettingzoo.make("aec", "quiddler/quiddler-v0", num_players=9)
+    import contextlib
+    import io
+
+    listing = io.StringIO()
+    with contextlib.redirect_stdout(listing):
+        pettingzoo.pprint_registry()
+    assert "  quiddler/quiddler-v0" in listing.getvalue().splitlines()
