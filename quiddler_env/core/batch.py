@@ -367,13 +367,9 @@ class BatchGame:
             bits = int(v[rec + K.RC_BONUS_BITS])
             bonuses = {name: bv for name in bonuses_in_play(self.config, self.num_players) if bits & _BONUS_BIT[name]}
             out.append(
-                RoundResult(
-                    player=p,
-                    words=lay.words,
-                    spelled=lay.spelled,
-                    unused=lay.unused,
-                    card_points=lay.card_points,
-                    unused_points=lay.unused_points,
+                RoundResult.of_layout(
+                    p,
+                    lay,
                     bonuses=bonuses,
                     round_score=int(v[int(self.L[K.L_ROUND_SCORE]) + p]),
                     total=int(v[int(self.L[K.L_TOTALS]) + p]),

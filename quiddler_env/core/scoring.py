@@ -35,6 +35,19 @@ class RoundResult:
     lay_position: int | None = None
     """When the player laid its words this round: 0 first (the player who went out), 1 next, ..."""
 
+    @classmethod
+    def of_layout(cls, player: int, layout: Layout, **scored) -> RoundResult:
+        """The result of `player` who laid `layout`; `scored`: bonuses, round_score, total, went_out, lay_position."""
+        return cls(
+            player=player,
+            words=layout.words,
+            spelled=layout.spelled,
+            unused=layout.unused,
+            card_points=layout.card_points,
+            unused_points=layout.unused_points,
+            **scored,
+        )
+
     def to_dict(self) -> dict:
         """JSON-ready form (lists, not tuples)."""
         return {
@@ -93,13 +106,9 @@ def score_round(
         if config.score_floor == "total":
             total = max(0, total)
         results.append(
-            RoundResult(
-                player=p,
-                words=lay.words,
-                spelled=lay.spelled,
-                unused=lay.unused,
-                card_points=lay.card_points,
-                unused_points=lay.unused_points,
+            RoundResult.of_layout(
+                p,
+                lay,
                 bonuses=awards[p],
                 round_score=score,
                 total=total,
