@@ -117,7 +117,6 @@ class SearchAgent(BaseAgent):
         """Each candidate's mean over determinizations of (own round score - the opponents' mean) after the
         round is played out by greedy in every seat."""
         batch = self._batch(seat.hand_size)
-        n = self.num_players
         C = len(candidates)
         turns = self._turns(obs)
         totals = np.zeros(C)
@@ -132,8 +131,7 @@ class SearchAgent(BaseAgent):
                 for c in range(C):
                     batch.load(d * C + c, game, seed=seed)
             batch.step(np.tile(np.asarray(candidates, dtype=np.int64), chunk), rows)
-            bots = np.full((batch.num_games, n), BB.GREEDY, dtype=np.int64)
-            batch.play_bots(rows, bots, np.zeros(batch.num_games, dtype=np.int64))
+            batch.play_bots(rows, self._greedy_seats(batch), np.zeros(batch.num_games, dtype=np.int64))
             scores = batch.totals[rows].astype(np.float64) - np.asarray(seat.totals, dtype=np.float64)
             relative = scores[:, 0] - scores[:, 1:].mean(axis=1)
             totals += relative.reshape(chunk, C).sum(axis=0)
@@ -150,6 +148,13 @@ class SearchAgent(BaseAgent):
             rules = dataclasses.replace(self.config, num_players=self.num_players, hand_sizes=(hand_size,))
             batch = self._batches[hand_size] = BatchGame(rules, CHUNK * MAX_CANDIDATES, solver=self.solver)
         return batch
+
+    def _greedy_seats(self, batch: BatchGame) -> np.ndarray:
+        """Greedy in every seat of every rollout row (`play_bots`' table), built once."""
+        seats = getattr(self, "_greedy", None)
+        if seats is None or seats.shape != (batch.num_games, batch.num_players):
+            seats = self._greedy = np.full((batch.num_games, batch.num_players), BB.GREEDY, dtype=np.int64)
+        return seats
 
     def _turns(self, obs: np.ndarray) -> int:
         cap = self.config.turn_cap
