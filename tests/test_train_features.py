@@ -12,7 +12,7 @@ from agents.features import FEATURE_SETS, ObservationFeatures, feature_set
 from agents.policies import PolicyLoadError, load_policy, save_policy_bundle
 from agents.training.config import RunConfig
 from agents.training.sb3.opponents import TrainingEnv
-from agents.training.sb3.pretrain import behaviour_clone, collect_demonstrations
+from agents.training.sb3.pretrain import Demonstrations, behaviour_clone, collect_demonstrations, imitate
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.dictionary import load_dictionary
 from quiddler_env.core.game import Phase
@@ -188,3 +188,59 @@ def test_imitation_warm_start_copies_the_teacher():
     model = MaskablePPO("MlpPolicy", env, policy_kwargs={"net_arch": [64]}, seed=0)
     figures = behaviour_clone(model, data, cfg, seed=0)
     assert figures["decisions"] == n and figures["held_out_accuracy"] > 0.7
+
+
+def test_dagger_plays_the_actor_and_labels_with_the_teacher():
+    cfg = RunConfig.from_mapping({"opponents": ["random"], "pretrain": {"teacher": "greedy", "games": 4}})
+    teacher_games = collect_demonstrations(cfg, 4, seed=3)
+    again = collect_demonstrations(cfg, 4, seed=3)
+    assert teacher_games.agreement is None and np.array_equal(again.actions, teacher_games.actions)
+    # A random actor leads to other positions; the labels there are the teacher's legal moves.
+    rng = np.random.default_rng(0)
+    played = []
+
+    def wild_actor(obs, mask):
+        played.append(int(rng.choice(np.flatnonzero(mask))))
+        return played[-1]
+
+    wild = collect_demonstrations(cfg, 4, seed=3, actor=wild_actor)
+    n = len(wild.actions)
+    assert len(played) == n and wild.masks[np.arange(n), wild.actions].all()
+    assert wild.agreement == pytest.approx(np.mean(np.asarray(played) == wild.actions))
+    assert 0.0 < wild.agreement < 1.0
+    # The actor's moves were played, not the labels: the games left the teacher's.
+    same = min(n, len(teacher_games.actions))
+    assert not np.array_equal(wild.observations[:same], teacher_games.observations[:same])
+    # Another round's stream deals other games.
+    other = collect_demonstrations(cfg, 4, seed=3, stream=1)
+    assert not np.array_equal(other.observations[0], teacher_games.observations[0])
+    both = Demonstrations.concatenate([teacher_games, wild])
+    assert len(both.actions) == len(teacher_games.actions) + n and both.games == 8
+
+
+@pytest.mark.slow
+def test_dagger_rounds_refit_on_the_gathered_decisions():
+    from sb3_contrib import MaskablePPO
+
+    cfg = RunConfig.from_mapping(
+        {
+            "opponents": ["random"],
+            "algo": {"net_arch": [32]},
+            "pretrain": {
+                "teacher": "greedy",
+                "games": 6,
+                "epochs": 3,
+                "batch_size": 64,
+                "dagger_rounds": 2,
+                "dagger_games": 3,
+            },
+        }
+    )
+    env = TrainingEnv(cfg.game_config())
+    model = MaskablePPO("MlpPolicy", env, policy_kwargs={"net_arch": [32]}, seed=0)
+    lines = []
+    figures = imitate(model, cfg, seed=0, say=lines.append)
+    rounds = figures["dagger"]
+    assert [r["round"] for r in rounds] == [1, 2] and len(lines) == 3
+    assert rounds[0]["decisions"] > figures["decisions"] and rounds[1]["decisions"] > rounds[0]["decisions"]
+    assert all(0.0 <= r["agreement"] <= 1.0 for r in rounds)

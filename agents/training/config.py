@@ -16,7 +16,7 @@ every default:
 | `algo` | MaskablePPO hyperparameters (`PPOConfig`) |
 | `train` | `total_timesteps`, `n_envs`, `vec_env` (`auto`, `dummy`, `subproc`, or `batched`: every game in the batched engine, sb3 only), `checkpoint_every`, `keep_checkpoints`, `progress_bar`, `torch_threads`, `log_interval` |
 | `eval` | periodic evaluation: `every`, `games`, `opponents`, `deterministic`, `seed`, `at_start` |
-| `pretrain` | imitation warm start before PPO: `teacher` (an agent spec, or null: none), `games`, `epochs`, `batch_size`, `learning_rate`, `value_coef` |
+| `pretrain` | imitation warm start before PPO: `teacher` (an agent spec, or null: none), `games`, `epochs`, `batch_size`, `learning_rate`, `value_coef`, then `dagger_rounds` rounds of `dagger_games` games in which the learner plays and the teacher labels its decisions (DAgger) |
 | the backend's sections | e.g. `ray` and `rllib` for `backend: rllib` (see `agents.training.rllib.config`); declared by the backend (`agents.training.backends`) |
 
 Files are read with `yaml.safe_load`; nothing is evaluated. An unknown key or a bad
@@ -258,6 +258,10 @@ class PretrainConfig:
     batch_size: int = checked(256, positive_int)
     learning_rate: float = checked(1e-3, _POSITIVE)
     value_coef: float = checked(0.5, _NON_NEGATIVE)
+    dagger_rounds: int = checked(0, non_negative_int)
+    """DAgger: after the first fit, rounds in which the learner plays and the teacher labels its decisions."""
+    dagger_games: int = checked(1000, positive_int)
+    """Games the learner plays in each DAgger round."""
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,19 @@ of the training env against the configured opponents for `pretrain.games` games;
 the policy is fitted to the teacher's moves (masked cross-entropy) and the value
 head to the discounted returns of those games. PPO then starts from a policy that
 plays like the teacher and a value function that knows what a position is worth.
+
+A student that copies a teacher from the teacher's own games never sees the
+positions its own mistakes lead to. With `pretrain.dagger_rounds` (DAgger, Ross et
+al. 2011) the fitted learner then plays `dagger_games` games itself, the teacher
+labels every decision it meets, and the policy is fitted again on all the
+decisions gathered so far; the agreement of the learner's moves with the teacher's
+on its own games is the figure to watch.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,10 +41,35 @@ class Demonstrations:
     returns: np.ndarray
     games: int
     seconds: float
+    agreement: float | None = None
+    """With a separate actor: how often the actor's move was the teacher's label."""
+
+    @staticmethod
+    def concatenate(parts: list[Demonstrations]) -> Demonstrations:
+        """All the decisions of `parts`, in order."""
+        return Demonstrations(
+            observations=np.concatenate([d.observations for d in parts]),
+            masks=np.concatenate([d.masks for d in parts]),
+            actions=np.concatenate([d.actions for d in parts]),
+            returns=np.concatenate([d.returns for d in parts]),
+            games=sum(d.games for d in parts),
+            seconds=sum(d.seconds for d in parts),
+        )
 
 
-def collect_demonstrations(cfg: RunConfig, games: int, seed: int) -> Demonstrations:
-    """Play `games` games with the teacher in the learner's seat of the training env (seeded by `seed`)."""
+Actor = Callable[[np.ndarray, np.ndarray], int]
+"""Chooses the move played from (observation with features, mask)."""
+
+
+def collect_demonstrations(
+    cfg: RunConfig, games: int, seed: int, actor: Actor | None = None, stream: int = 0
+) -> Demonstrations:
+    """Play `games` games in the learner's seat of the training env; every decision labelled by the teacher.
+
+    Without `actor` the teacher plays its own moves; with one, the actor's move is
+    played and the teacher's is the label (DAgger). `stream` picks the deals: each
+    DAgger round has its own.
+    """
     from agents.registry import make
 
     rules = cfg.game_config()
@@ -50,8 +83,10 @@ def collect_demonstrations(cfg: RunConfig, games: int, seed: int) -> Demonstrati
     teacher = make(cfg.pretrain.teacher, config=rules)
     base = env.observation_space.shape[0] - (env.features.features.size if env.features else 0)
     # Its own stream of the run seed: the demonstration deals differ from the training envs' deals.
-    seeds = np.random.SeedSequence([seed, _DEMO_STREAM]).generate_state(games, dtype=np.uint32)
+    entropy = [seed, _DEMO_STREAM] + ([stream] if stream else [])
+    seeds = np.random.SeedSequence(entropy).generate_state(games, dtype=np.uint32)
     obs_list, mask_list, action_list, return_list = [], [], [], []
+    agreed = 0
     t0 = time.perf_counter()
     for g in range(games):
         teacher.reset(int(seeds[g]) + 1)
@@ -60,11 +95,13 @@ def collect_demonstrations(cfg: RunConfig, games: int, seed: int) -> Demonstrati
         done = False
         while not done:
             mask = env.action_masks()
-            action = int(teacher.act(obs[:base], mask.astype(np.int8)))
+            label = int(teacher.act(obs[:base], mask.astype(np.int8)))
+            move = label if actor is None else int(actor(obs, mask))
+            agreed += move == label
             obs_list.append(obs)
             mask_list.append(mask)
-            action_list.append(action)
-            obs, reward, terminated, truncated, _ = env.step(action)
+            action_list.append(label)
+            obs, reward, terminated, truncated, _ = env.step(move)
             rewards.append(float(reward))
             done = terminated or truncated
         running = 0.0
@@ -81,7 +118,41 @@ def collect_demonstrations(cfg: RunConfig, games: int, seed: int) -> Demonstrati
         returns=np.asarray(return_list, dtype=np.float32),
         games=games,
         seconds=time.perf_counter() - t0,
+        agreement=None if actor is None else agreed / max(1, len(action_list)),
     )
+
+
+def policy_actor(model: Any) -> Actor:
+    """The model's most probable legal move: how the learner plays in evaluation."""
+
+    def act(obs: np.ndarray, mask: np.ndarray) -> int:
+        action, _ = model.predict(obs, action_masks=mask, deterministic=True)
+        return int(action)
+
+    return act
+
+
+def imitate(model: Any, cfg: RunConfig, seed: int, say: Callable[[str], None] = print) -> dict[str, Any]:
+    """The whole warm start: the teacher's games, the fit, then the DAgger rounds; returns the figures."""
+    p = cfg.pretrain
+    parts = [collect_demonstrations(cfg, p.games, seed)]
+    figures = behaviour_clone(model, parts[0], cfg, seed)
+    say(
+        f"imitation of {p.teacher}: {figures['decisions']} decisions, held-out accuracy {figures['held_out_accuracy']:.3f}"
+    )
+    rounds = []
+    for k in range(1, p.dagger_rounds + 1):
+        played = collect_demonstrations(cfg, p.dagger_games, seed, actor=policy_actor(model), stream=k)
+        parts.append(played)
+        fit = behaviour_clone(model, Demonstrations.concatenate(parts), cfg, seed + k)
+        rounds.append({"round": k, "agreement": played.agreement, **fit})
+        say(
+            f"DAgger round {k}: the learner agreed with {p.teacher} on {played.agreement:.3f} of its own "
+            f"decisions; refit on {fit['decisions']} decisions, held-out accuracy {fit['held_out_accuracy']:.3f}"
+        )
+    if rounds:
+        figures["dagger"] = rounds
+    return figures
 
 
 def behaviour_clone(model: Any, data: Demonstrations, cfg: RunConfig, seed: int) -> dict[str, Any]:

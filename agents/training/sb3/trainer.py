@@ -275,16 +275,10 @@ class SB3Trainer:
 
     def pretrain(self) -> None:
         """The imitation warm start of a new run (`pretrain.teacher`), figures in pretrain.json."""
-        from .pretrain import behaviour_clone, collect_demonstrations
+        from .pretrain import imitate
 
-        cfg = self.cfg
-        data = collect_demonstrations(cfg, cfg.pretrain.games, cfg.seed)
-        figures = behaviour_clone(self.model, data, cfg, cfg.seed)
+        figures = imitate(self.model, self.cfg, self.cfg.seed, say=self.session.say)
         files.write_json(self.session.folder / "pretrain.json", figures)
-        self.session.say(
-            f"imitation of {figures['teacher']}: {figures['decisions']} decisions, "
-            f"held-out accuracy {figures['held_out_accuracy']:.3f}"
-        )
 
     def snapshot(self, step: int) -> None:
         """A frozen copy of the learner joins the league pool when its step has come."""
