@@ -3,7 +3,10 @@
 - `quiddler_env.best_layout(["QU", "I", "Z", "M"])` / `can_go_out(...)`: the exact hand solver.
 - `quiddler_env.core`: the rules engine (deck, config, dictionary, solver, scoring, game, solitaire).
 - `quiddler_env.env(**options)` / `raw_env(...)`: the PettingZoo AEC environment `quiddler_v0`.
-- Gymnasium ids `Quiddler-v0` and `QuiddlerSolitaire-v0`, registered on import.
+- Gymnasium ids `Quiddler-v0` and `QuiddlerSolitaire-v0`, registered on import; the AEC env is
+  `pettingzoo.make("aec", "quiddler/quiddler-v0")` too.
+- `quiddler_env.wrappers`: the solver features the shipped policies read (`quiddler_env.features`),
+  appended to any env's observations.
 - `IllegalActionError` (a ValueError): the one error for an illegal action, in the engine and every env.
 """
 

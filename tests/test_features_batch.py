@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.features import FEATURE_SETS, ObservationFeatures
 from quiddler_env.core.batch import BatchGame
 from quiddler_env.core.batch_bots import GREEDY, RANDOM
 from quiddler_env.core.config import QuiddlerConfig
+from quiddler_env.features import FEATURE_SETS, ObservationFeatures
 
 
 def observations(config: QuiddlerConfig, games: int, seed: int) -> np.ndarray:

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from agents import make
-from agents.features import FEATURE_SETS, ObservationFeatures, feature_set
 from agents.policies import PolicyLoadError, load_policy, save_policy_bundle
 from agents.training.config import RunConfig
 from agents.training.sb3.opponents import TrainingEnv
@@ -18,6 +17,7 @@ from quiddler_env.core.dictionary import load_dictionary
 from quiddler_env.core.game import Phase
 from quiddler_env.core.solver import get_solver
 from quiddler_env.envs.observation import observation_layout
+from quiddler_env.features import FEATURE_SETS, ObservationFeatures, feature_set
 
 RULES = QuiddlerConfig(num_players=2)
 BASE = observation_layout(2).size

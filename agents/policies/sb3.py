@@ -5,7 +5,7 @@ description adds to the common fields `framework` ("sb3"), `net_arch` (SB3's
 `dict(pi=[...], vf=[...])` or a list), `activation` (one of `bundle.ACTIVATIONS`),
 `policy_class` ("MaskableActorCriticPolicy"), `features_extractor` ("FlattenExtractor"),
 `share_features_extractor` and, for networks that read solver features,
-`observation_features` (an `agents.features` set).
+`observation_features` (an `quiddler_env.features` set).
 
 Unpickling a file can run any code in it. So the default load reads only the JSON and
 the weights (`weights_only=True`) into a freshly built `MaskableActorCriticPolicy`;
@@ -137,11 +137,11 @@ def _build_policy(desc: dict[str, Any]):
 
 
 def _features_of(desc: Mapping[str, Any] | None, file: Path):
-    """The `agents.features` set named by the description's `observation_features` (None when absent)."""
+    """The `quiddler_env.features` set named by the description's `observation_features` (None when absent)."""
     name = None if desc is None else desc.get("observation_features")
     if name is None:
         return None
-    from ..features import feature_set
+    from quiddler_env.features import feature_set
 
     try:
         return feature_set(name)
@@ -181,7 +181,7 @@ def load_policy(
         check_description(desc, file)
         bundle.verify_weights(directory, desc)
     observation_size, num_players, note = bundle.env_observation_size(observation_size, num_players, config)
-    # Observation features (agents.features) the network reads after the observation vector.
+    # Observation features (quiddler_env.features) the network reads after the observation vector.
     features = _features_of(desc, file)
     extra = 0 if features is None else features.size
     if trusted:
@@ -262,7 +262,7 @@ class PolicyAgent(BaseAgent):
         obs, mask = self._prepare(observation, action_mask)
         if self.features is not None:
             if self._features is None:
-                from ..features import ObservationFeatures
+                from quiddler_env.features import ObservationFeatures
 
                 self._features = ObservationFeatures(self.features, self.config)
             obs = self._features(obs)
@@ -296,7 +296,7 @@ class PolicyAgent(BaseAgent):
         masks = np.asarray(masks)
         if self.features is not None:
             if self._features is None:
-                from ..features import ObservationFeatures
+                from quiddler_env.features import ObservationFeatures
 
                 self._features = ObservationFeatures(self.features, self.config)
             obs = self._features.batch(obs)

@@ -132,7 +132,7 @@ def _device(key: str, v: Any) -> str:
 
 
 def _features(key: str, v: Any) -> str:
-    from agents.features import FEATURE_SETS
+    from quiddler_env.features import FEATURE_SETS
 
     return one_of(*FEATURE_SETS)(key, v)
 
@@ -193,7 +193,7 @@ class PPOConfig:
     ortho_init: bool = checked(True, boolean)
     device: str = checked("cpu", _device)
     observation_features: str | None = checked(None, optional(_features))
-    """A feature set of `agents.features` appended to the observation (e.g. solver_v1), or null."""
+    """A feature set of `quiddler_env.features` appended to the observation (e.g. solver_v1), or null."""
 
     def to_yaml(self) -> dict[str, Any]:
         out = asdict(self)

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
-from agents.features import ObservationFeatures
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.envs.vector_env import COMPILED, OpponentMix, QuiddlerVectorEnv
+from quiddler_env.features import ObservationFeatures
 
 from ..opponents import LEAGUE
 

@@ -8,12 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from agents.features import ObservationFeatures
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.dictionary import load_dictionary
 from quiddler_env.core.game import Phase
 from quiddler_env.core.solver import get_solver
 from quiddler_env.envs.gym_env import QuiddlerEnv
+from quiddler_env.features import ObservationFeatures
 
 from ..opponents import OpponentMixture
 
@@ -29,7 +29,7 @@ def check_layout_shaping(value: Any) -> float:
 class TrainingEnv(QuiddlerEnv):
     """`QuiddlerEnv` for training: league updates through `env_method`, optional observation features.
 
-    `features` names a feature set of `agents.features` appended to every
+    `features` names a feature set of `quiddler_env.features` appended to every
     observation (the policy bundle records it, so `PolicyAgent` appends the same).
     `layout_shaping` > 0 adds potential-based shaping on the learner's best keepable
     layout (`layout_potential`), cashed out at every round end. At the end of an episode `info["opponent_policies"]` names the policy that

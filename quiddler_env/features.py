@@ -6,6 +6,7 @@ observation vector (so it sees nothing the seat may not see) that returns extra
 floats appended to it. Training envs append them (`TrainingEnv(features=...)`), the
 bundle's `policy.json` names the set (`"observation_features"`), and `PolicyAgent`
 appends the same floats before the network, so a bundle plays wherever it loads.
+An env user gets the same floats from the wrappers of `quiddler_env.wrappers`.
 
 `solver_v1` (132 floats; scores / 50, word counts / 5, word lengths / 10):
 
