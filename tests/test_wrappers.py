@@ -40,6 +40,7 @@ def test_aec_wrapper_feeds_the_policy_what_the_shipped_champion_computes():
     for agent in wrapped.agent_iter(2000):
         obs, _, term, trunc, _ = wrapped.last()
         base, *_ = plain.last()
+        assert plain.agent_selection == agent
         assert np.array_equal(obs["action_mask"], base["action_mask"])
         assert np.array_equal(obs["observation"][:-EXTRA], base["observation"])
         assert space.contains(obs["observation"])
