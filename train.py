@@ -1,84 +1,11 @@
-"""Train a Quiddler agent (MaskablePPO) from a YAML run config.
+"""Train a Quiddler agent from a YAML run config: `python train.py --config configs/quickstart.yaml`.
 
-    python train.py --config configs/quickstart.yaml
-    python train.py --config configs/quickstart.yaml train.total_timesteps=50000 env.num_players=3
-    python train.py --resume runs/quickstart [train.total_timesteps=400000]
-    python train.py --config configs/selfplay.yaml --print-config
-    python train.py --config configs/rllib_selfplay.yaml [--address auto]   (backend rllib: pip install -e .[rllib])
-
-Overrides are `dotted.key=value` (the value is read as YAML). A run writes its
-folder (default `runs/<name>`): the resolved config, run metadata, train/eval CSVs,
-TensorBoard logs, checkpoints, the best model, the final model (`model.zip` with
-the safe-load `policy.pt` + `policy.json` beside it, in `final/`) and a learning-curve
-PNG. A killed run continues from its newest intact checkpoint with `--resume RUN_DIR`;
-`evaluate.py --players policy:RUN_DIR` plays its final policy.
+The command itself is `agents.cli.train` (installed: the `quiddler-train` console script); `--help` tells all.
 """
 
-from __future__ import annotations
-
-import argparse
 import sys
 
-from agents.training import CheckpointError, RunConfigError, RunFolderError, load_run_config, resume_run, start_run
-from agents.training.config import dump_yaml
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0],
-        epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawTextHelpFormatter,
-    )
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--config", help="run config YAML (see configs/)")
-    source.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its last checkpoint")
-    parser.add_argument("--run-dir", help="output folder (default: the config's run_dir, else runs/<name>)")
-    parser.add_argument("--force", action="store_true", help="delete an existing run folder and start over")
-    parser.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar or evaluation lines")
-    parser.add_argument(
-        "--address", help="backend rllib: join this Ray cluster ('auto', ray://HOST:10001); sets ray.address"
-    )
-    parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="dotted-key overrides, e.g. train.n_envs=2")
-    args = parser.parse_args(argv)
-    command = [sys.executable, *sys.argv] if argv is None else ["train.py", *argv]
-    if args.address:
-        args.overrides.append(f"ray.address={args.address}")
-    try:
-        if args.resume:
-            if args.run_dir or args.force or args.print_config:
-                parser.error("--resume takes no --run-dir, --force or --print-config")
-            summary = resume_run(args.resume, args.overrides, command=command, quiet=args.quiet)
-        else:
-            cfg = load_run_config(args.config, args.overrides)
-            if args.print_config:
-                print(dump_yaml(cfg), end="")
-                return 0
-            summary = start_run(cfg, run_dir=args.run_dir, force=args.force, command=command, quiet=args.quiet)
-    except (RunConfigError, RunFolderError, CheckpointError) as exc:
-        print(f"train.py: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("\ntrain.py: interrupted; continue with --resume RUN_DIR (from the last checkpoint)", file=sys.stderr)
-        return 130
-    _report(summary)
-    return 0
-
-
-def _report(summary: dict) -> None:
-    session = summary["session"]
-    print(
-        f"{summary['name']}: {summary['num_timesteps']} steps "
-        f"({session['steps_per_second']:.0f} steps/s this session, {100 * session['env_share']:.0f}% of it in the env)"
-    )
-    for row in summary["final_eval"]:
-        print(
-            f"  vs {row['opponent']}: win {float(row['win_rate']):.3f}, tie {float(row['tie_rate']):.3f}, "
-            f"mean total {float(row['mean_score']):.1f} vs {float(row['mean_opponent_score']):.1f} "
-            f"({row['games']} games)"
-        )
-    print(f"model: {summary['model']}")
-
+from agents.cli.train import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -267,7 +267,7 @@ def test_default_config_file_parses_and_covers_every_rule():
 
 
 def test_help_offers_every_rule_option():
-    import evaluate as cli
+    from agents.cli import evaluate as cli
 
     text = cli.build_parser().format_help()
     for name in set(QuiddlerConfig.field_names()) - {"num_players"}:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-import evaluate
+from agents.cli import evaluate
 from agents.evaluation.report import PLOTS
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.files import FolderLock

@@ -140,3 +140,22 @@ def test_imports_point_down():
         text = path.read_text()
         for library in ("gymnasium", "pettingzoo", "stable_baselines3", "sb3_contrib", "torch", "ray"):
             assert f"import {library}" not in text and f"from {library}" not in text, (path.name, library)
+
+
+def test_the_agents_package_imports_itself_relatively():
+    """The folder installs as `quiddler_agents` and a checkout imports it as `agents`: an absolute `agents.`
+    import inside it would load a second copy of the package (or fail) under the other name."""
+    absolute = []
+    for path in sorted((ROOT / "agents").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            else:
+                continue
+            absolute += [f"{path.relative_to(ROOT)}:{node.lineno}" for n in names if n.split(".")[0] in INSTALLED]
+    assert not absolute, f"absolute imports of the package inside it: {absolute}"
+
+
+INSTALLED = {"agents", "quiddler_agents"}

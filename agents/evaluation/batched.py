@@ -27,8 +27,8 @@ from .schedule import PlayedGame, Tournament, agent_seed, deal_cards, deal_seed,
 
 def compiled_code(player: Any) -> int:
     """The compiled bot that plays as `player` (an agent spec or an agent object), or NOT_A_BOT."""
-    from agents.registry import parse_spec
-    from agents.simple import GreedyAgent, RandomAgent
+    from ..registry import parse_spec
+    from ..simple import GreedyAgent, RandomAgent
 
     if isinstance(player, str):
         try:

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.provenance import dictionary_identity, package_versions
+from ..provenance import dictionary_identity, package_versions
 from quiddler_env.core import files
 from quiddler_env.core.cards import FACES
 

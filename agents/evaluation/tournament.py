@@ -65,7 +65,7 @@ __all__ = [
 
 def check_specs(specs: Sequence[str]) -> None:
     """Reject specs that cannot play a tournament (unknown names, a person at the terminal)."""
-    from agents.registry import parse_spec
+    from ..registry import parse_spec
 
     for spec in specs:
         name, _, _ = parse_spec(spec)
@@ -82,8 +82,8 @@ def policy_table_size(specs: Sequence[str]) -> int | None:
     policy, a description cannot be read (loading the agent will then say why), or
     the policies disagree.
     """
-    from agents.policies import read_description
-    from agents.registry import bundle_path
+    from ..policies import read_description
+    from ..registry import bundle_path
     from quiddler_env.envs.observation import observation_layout
 
     sizes = {observation_layout(n).size: n for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}
@@ -112,8 +112,8 @@ def policy_identities(tournament: Tournament) -> dict[str, dict]:
     trusted `model.zip` without a `policy.json` is named by the sha256 of its file. A
     mismatch is a `PolicyLoadError` (a ValueError) naming the file.
     """
-    from agents.policies import bundle_identity
-    from agents.registry import bundle_path
+    from ..policies import bundle_identity
+    from ..registry import bundle_path
 
     out = {}
     for label, spec in zip(tournament.labels, tournament.specs, strict=True):
@@ -126,7 +126,7 @@ def policy_identities(tournament: Tournament) -> dict[str, dict]:
 
 def build_players(tournament: Tournament) -> list:
     """One agent per player, for the tournament's table and rules (loads policies: errors name the file)."""
-    from agents.registry import make
+    from ..registry import make
 
     check_specs(tournament.specs)
     return [

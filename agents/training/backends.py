@@ -36,10 +36,10 @@ class Backend:
 BACKENDS: dict[str, Backend] = {
     b.name: b
     for b in (
-        Backend("sb3", "agents.training.sb3", "MaskablePPO (sb3-contrib) on Quiddler-v0, bots and a league", ""),
+        Backend("sb3", "sb3", "MaskablePPO (sb3-contrib) on Quiddler-v0, bots and a league", ""),
         Backend(
             "rllib",
-            "agents.training.rllib",
+            "rllib",
             "multi-agent PPO on Ray RLlib, self-play or bots",
             "pip install -e .[rllib]",
         ),
@@ -53,7 +53,7 @@ def backend_part(name: str, part: str) -> ModuleType:
     if backend is None:
         raise RunConfigError(f"config key 'backend': bad value {name!r}; allowed: {', '.join(BACKENDS)}")
     try:
-        return importlib.import_module(f"{backend.package}.{part}")
+        return importlib.import_module(f".{backend.package}.{part}", package=__package__)  # agents.training
     except ImportError as exc:
         hint = f" (install it: {backend.install})" if backend.install else ""
         raise RunConfigError(f"config key 'backend': {name!r} is not available here{hint}: {exc}") from None

@@ -37,7 +37,7 @@ from typing import Any
 
 import yaml
 
-from agents.policies.bundle import ACTIVATIONS
+from ..policies.bundle import ACTIVATIONS
 from quiddler_env.core import files
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.envs.common import check_env_options, env_option_names
@@ -139,7 +139,7 @@ def _features(key: str, v: Any) -> str:
 
 def _spec(key: str, v: Any) -> str:
     """An agent spec, checked against the agent registry (names and parameters, not files)."""
-    from agents.registry import parse_spec
+    from ..registry import parse_spec
 
     if not isinstance(v, str):
         raise bad(key, v, "an agent spec string such as random, greedy, expert:samples=16 or policy:PATH")
@@ -459,8 +459,38 @@ def read_yaml(path: str | os.PathLike) -> dict[str, Any]:
         raise RunConfigError(str(exc)) from None
 
 
+def shipped_config_dir() -> Path | None:
+    """The folder of the shipped run configs: in the installed package, or the checkout's `configs/`."""
+    package = Path(__file__).resolve().parents[1]  # agents/ (a checkout) or quiddler_agents/ (installed)
+    for folder in (package / "configs", package.parent / "configs"):
+        if (folder / "quickstart.yaml").is_file():
+            return folder
+    return None
+
+
+def shipped_configs() -> list[str]:
+    """The names of the shipped run configs (`--config quickstart`)."""
+    folder = shipped_config_dir()
+    return sorted(p.stem for p in folder.glob("*.yaml")) if folder else []
+
+
+def resolve_config_path(path: str | os.PathLike) -> Path:
+    """`path` itself when it is a file; else the shipped config of that name (`quickstart`, `quickstart.yaml`)."""
+    given = Path(path)
+    if given.is_file() or given.parent != Path("."):
+        return given
+    folder = shipped_config_dir()
+    shipped = folder / f"{given.stem}.yaml" if folder and given.suffix in ("", ".yaml") else None
+    if shipped is not None and shipped.is_file():
+        return shipped
+    raise RunConfigError(
+        f"config {str(path)!r}: no such file, and no shipped config of that name (shipped: {', '.join(shipped_configs())})"
+    )
+
+
 def load_run_config(path: str | os.PathLike, overrides: Sequence[str] = ()) -> RunConfig:
-    """Read a run config file, apply `dotted.key=value` overrides, validate."""
+    """Read a run config file (or a shipped one by name), apply `dotted.key=value` overrides, validate."""
+    path = resolve_config_path(path)
     data = apply_overrides(read_yaml(path), overrides)
     try:
         return RunConfig.from_mapping(data, default_name=Path(path).stem)

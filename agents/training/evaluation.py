@@ -52,9 +52,9 @@ def best_score(rows: list[EvalRow]) -> tuple[float, float]:
 
 def evaluate_bundle(bundle: Path, cfg: RunConfig, step: int) -> list[EvalRow]:
     """Play the bundle at `bundle` against each `eval.opponents` bot for `eval.games` games (whole deals)."""
-    from agents.evaluation.tournament import Tournament, play_all, seat_figures
-    from agents.policies import load_policy
-    from agents.registry import make
+    from ..evaluation.tournament import Tournament, play_all, seat_figures
+    from ..policies import load_policy
+    from ..registry import make
 
     rules = cfg.game_config()
     n = rules.num_players

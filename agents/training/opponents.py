@@ -79,7 +79,7 @@ class OpponentMixture:
         agent = self._agents.get(name)
         if agent is None:
             if name.startswith(f"{LEAGUE}:"):
-                from agents.policies import load_policy
+                from ..policies import load_policy
 
                 agent = load_policy(
                     name[len(LEAGUE) + 1 :],
@@ -87,7 +87,7 @@ class OpponentMixture:
                     config=self.config,
                 )
             else:
-                from agents.registry import make
+                from ..registry import make
 
                 agent = make(name, config=self.config)
             self._agents[name] = agent

@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from agents.provenance import now_iso
+from ..provenance import now_iso
 from quiddler_env.core import files
 
 from .backends import backend_part
@@ -175,7 +175,7 @@ def bundle_step(folder: Path) -> int | None:
 
 def preflight(cfg: RunConfig) -> None:
     """What would fail later, checked before a run folder is made: the word list, every agent the run plays."""
-    from agents.registry import make
+    from ..registry import make
     from quiddler_env.core.dictionary import load_dictionary
 
     rules = cfg.game_config()

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.provenance import dictionary_identity, now_iso, package_versions
+from ..provenance import dictionary_identity, now_iso, package_versions
 from quiddler_env.core import files
 
 

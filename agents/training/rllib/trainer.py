@@ -50,7 +50,7 @@ import ray  # at the top: without Ray, backend_part reports "'rllib' is not avai
 import torch
 from ray.rllib.callbacks.callbacks import RLlibCallback
 
-from agents.policies.rllib import actor_network, write_rllib_export
+from ...policies.rllib import actor_network, write_rllib_export
 from quiddler_env.core.actions import num_actions
 from quiddler_env.envs.observation import observation_layout
 

@@ -43,7 +43,7 @@ class League:
 
     def add(self, model: Any, step: int, description: Mapping[str, Any] | None = None) -> str:
         """Save the learner as a new member (one whole bundle folder, or none) and return its name."""
-        from agents.policies.sb3 import save_policy_bundle
+        from ...policies.sb3 import save_policy_bundle
 
         name = member_name(step)
         if name in self.members:

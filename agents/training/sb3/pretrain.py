@@ -70,7 +70,7 @@ def collect_demonstrations(
     played and the teacher's is the label (DAgger). `stream` picks the deals: each
     DAgger round has its own.
     """
-    from agents.registry import make
+    from ...registry import make
 
     rules = cfg.game_config()
     env = make_training_env(

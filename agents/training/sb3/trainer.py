@@ -38,8 +38,8 @@ from stable_baselines3.common.logger import KVWriter, Logger
 from stable_baselines3.common.utils import LinearSchedule
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnvWrapper, VecMonitor
 
-from agents.policies.bundle import PolicyLoadError, load_weights
-from agents.policies.sb3 import save_policy_bundle
+from ...policies.bundle import PolicyLoadError, load_weights
+from ...policies.sb3 import save_policy_bundle
 from quiddler_env.core import files
 
 from ..config import RunConfig

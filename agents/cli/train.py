@@ -1,0 +1,98 @@
+"""Train a Quiddler agent (MaskablePPO) from a YAML run config.
+
+    python train.py --config configs/quickstart.yaml
+    quiddler-train --config quickstart                  # a shipped config by name (the installed package)
+    python train.py --config configs/quickstart.yaml train.total_timesteps=50000 env.num_players=3
+    python train.py --resume runs/quickstart [train.total_timesteps=400000]
+    python train.py --config configs/selfplay.yaml --print-config
+    python train.py --config configs/rllib_selfplay.yaml [--address auto]   (backend rllib: pip install -e .[rllib])
+
+Overrides are `dotted.key=value` (the value is read as YAML). A run writes its
+folder (default `runs/<name>`): the resolved config, run metadata, train/eval CSVs,
+TensorBoard logs, checkpoints, the best model, the final model (`model.zip` with
+the safe-load `policy.pt` + `policy.json` beside it, in `final/`) and a learning-curve
+PNG. A killed run continues from its newest intact checkpoint with `--resume RUN_DIR`;
+`evaluate.py --players policy:RUN_DIR` plays its final policy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..training import CheckpointError, RunConfigError, RunFolderError, load_run_config, resume_run, start_run
+from ..training.config import dump_yaml, shipped_configs
+
+PROG = "train.py"
+"""The command's name in its messages (`quiddler-train` when run as the console script)."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description=__doc__.splitlines()[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--config", help="run config: a YAML file, or the name of a shipped one (" + ", ".join(shipped_configs()) + ")"
+    )
+    source.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its last checkpoint")
+    parser.add_argument("--run-dir", help="output folder (default: the config's run_dir, else runs/<name>)")
+    parser.add_argument("--force", action="store_true", help="delete an existing run folder and start over")
+    parser.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar or evaluation lines")
+    parser.add_argument(
+        "--address", help="backend rllib: join this Ray cluster ('auto', ray://HOST:10001); sets ray.address"
+    )
+    parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="dotted-key overrides, e.g. train.n_envs=2")
+    args = parser.parse_args(argv)
+    command = [sys.executable, *sys.argv] if argv is None else [PROG, *argv]
+    if args.address:
+        args.overrides.append(f"ray.address={args.address}")
+    try:
+        if args.resume:
+            if args.run_dir or args.force or args.print_config:
+                parser.error("--resume takes no --run-dir, --force or --print-config")
+            summary = resume_run(args.resume, args.overrides, command=command, quiet=args.quiet)
+        else:
+            cfg = load_run_config(args.config, args.overrides)
+            if args.print_config:
+                print(dump_yaml(cfg), end="")
+                return 0
+            summary = start_run(cfg, run_dir=args.run_dir, force=args.force, command=command, quiet=args.quiet)
+    except (RunConfigError, RunFolderError, CheckpointError) as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\n{PROG}: interrupted; continue with --resume RUN_DIR (from the last checkpoint)", file=sys.stderr)
+        return 130
+    _report(summary)
+    return 0
+
+
+def _report(summary: dict) -> None:
+    session = summary["session"]
+    print(
+        f"{summary['name']}: {summary['num_timesteps']} steps "
+        f"({session['steps_per_second']:.0f} steps/s this session, {100 * session['env_share']:.0f}% of it in the env)"
+    )
+    for row in summary["final_eval"]:
+        print(
+            f"  vs {row['opponent']}: win {float(row['win_rate']):.3f}, tie {float(row['tie_rate']):.3f}, "
+            f"mean total {float(row['mean_score']):.1f} vs {float(row['mean_opponent_score']):.1f} "
+            f"({row['games']} games)"
+        )
+    print(f"model: {summary['model']}")
+
+
+def console() -> None:
+    """The `quiddler-train` console script."""
+    global PROG
+    PROG = "quiddler-train"
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
