@@ -3,10 +3,14 @@ run configs are found by name."""
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pytest
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    tomllib = pytest.importorskip("tomli")
 
 from agents.training.checks import RunConfigError
 from agents.training.config import load_run_config, resolve_config_path, shipped_configs
@@ -26,7 +30,10 @@ def test_every_package_folder_is_in_the_wheel_under_its_installed_name():
     assert found <= listed, f"package folders missing from pyproject's packages: {sorted(found - listed)}"
     data = {"quiddler_env.data", "quiddler_agents.configs"}
     assert listed - found == data
-    assert PYPROJECT["tool"]["setuptools"]["package-dir"] == {"quiddler_agents": "agents", "quiddler_agents.configs": "configs"}
+    assert PYPROJECT["tool"]["setuptools"]["package-dir"] == {
+        "quiddler_agents": "agents",
+        "quiddler_agents.configs": "configs",
+    }
     assert "agents" not in listed  # the import name of the OpenAI Agents SDK stays free
 
 
@@ -52,7 +59,10 @@ def test_a_shipped_config_is_found_by_name():
 
 def test_a_path_or_an_unknown_name_is_not_looked_up(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(RunConfigError, match=r"config 'quickstrat': no such file, and no shipped config of that name \(shipped: champion_2p"):
+    with pytest.raises(
+        RunConfigError,
+        match=r"config 'quickstrat': no such file, and no shipped config of that name \(shipped: champion_2p",
+    ):
         resolve_config_path("quickstrat")
     # A path with a folder is taken as given: a missing file is the file reader's error, not a lookup.
     assert resolve_config_path("configs/quickstart.yaml") == Path("configs/quickstart.yaml")

@@ -216,6 +216,9 @@ def _one_line(exc: BaseException) -> str:
 
 def run(args: argparse.Namespace) -> int:
     options = resolve(args)
+    from quiddler_env.core.files import FolderBusyError, FolderLock
+    from quiddler_env.core.game import QuiddlerGame
+
     from ..evaluation.report import check_output, remove_stale_run
     from ..evaluation.tournament import (
         Tournament,
@@ -223,8 +226,6 @@ def run(args: argparse.Namespace) -> int:
         policy_identities,
         policy_table_size,
     )
-    from quiddler_env.core.files import FolderBusyError, FolderLock
-    from quiddler_env.core.game import QuiddlerGame
 
     try:
         out = check_output(options["out"])  # before the players load: a bad folder fails at once (absolute)
@@ -326,9 +327,7 @@ def _play_and_write(options: dict[str, Any], tournament, policies: dict[str, Any
     try:
         written = write_run(out, tournament, played, summary, run_info, options["save_games"], policies)
     except KeyboardInterrupt:
-        print(
-            f"{PROG}: interrupted while writing; {shown} holds the earlier run or this one, whole", file=sys.stderr
-        )
+        print(f"{PROG}: interrupted while writing; {shown} holds the earlier run or this one, whole", file=sys.stderr)
         return 130
     except OSError as exc:
         print(f"{PROG}: error: cannot write the results to {shown}: {exc}", file=sys.stderr)

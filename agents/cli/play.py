@@ -23,7 +23,9 @@ from ..registry import make
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="quiddler-play", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="quiddler-play", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--opponents", nargs="+", default=["greedy"], help="agent specs, one per opponent seat")
     parser.add_argument("--seat", type=int, default=0, help="your seat (0 moves first in round 1)")
     parser.add_argument("--seed", type=int, default=0)
@@ -36,8 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         if not 0 <= args.seat < n:
             raise ValueError(f"--seat {args.seat}: seats are 0..{n - 1}")
         bots = [
-            make(spec, seed=args.seed + 1 + i, num_players=n, config=config)
-            for i, spec in enumerate(args.opponents)
+            make(spec, seed=args.seed + 1 + i, num_players=n, config=config) for i, spec in enumerate(args.opponents)
         ]
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)

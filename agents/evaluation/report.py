@@ -26,10 +26,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..provenance import dictionary_identity, package_versions
 from quiddler_env.core import files
 from quiddler_env.core.cards import FACES
 
+from ..provenance import dictionary_identity, package_versions
 from .tournament import PlayedGame, Tournament, deal_cards
 
 RESULTS_FORMAT = 1

@@ -82,9 +82,10 @@ def policy_table_size(specs: Sequence[str]) -> int | None:
     policy, a description cannot be read (loading the agent will then say why), or
     the policies disagree.
     """
+    from quiddler_env.envs.observation import observation_layout
+
     from ..policies import read_description
     from ..registry import bundle_path
-    from quiddler_env.envs.observation import observation_layout
 
     sizes = {observation_layout(n).size: n for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}
     tables = set()

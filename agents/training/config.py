@@ -37,11 +37,11 @@ from typing import Any
 
 import yaml
 
-from ..policies.bundle import ACTIVATIONS
 from quiddler_env.core import files
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.envs.common import check_env_options, env_option_names
 
+from ..policies.bundle import ACTIVATIONS
 from .backends import BACKENDS, backend_part
 from .checks import (
     RunConfigError,

@@ -43,9 +43,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..provenance import now_iso
 from quiddler_env.core import files
 
+from ..provenance import now_iso
 from .backends import backend_part
 from .checks import RunConfigError
 from .config import RunConfig, apply_overrides, dump_yaml, read_yaml
@@ -175,8 +175,9 @@ def bundle_step(folder: Path) -> int | None:
 
 def preflight(cfg: RunConfig) -> None:
     """What would fail later, checked before a run folder is made: the word list, every agent the run plays."""
-    from ..registry import make
     from quiddler_env.core.dictionary import load_dictionary
+
+    from ..registry import make
 
     rules = cfg.game_config()
     try:

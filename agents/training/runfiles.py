@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..provenance import dictionary_identity, now_iso, package_versions
 from quiddler_env.core import files
+
+from ..provenance import dictionary_identity, now_iso, package_versions
 
 
 def run_metadata(command: Sequence[str], dictionary: str) -> dict[str, Any]:

@@ -50,10 +50,10 @@ import ray  # at the top: without Ray, backend_part reports "'rllib' is not avai
 import torch
 from ray.rllib.callbacks.callbacks import RLlibCallback
 
-from ...policies.rllib import actor_network, write_rllib_export
 from quiddler_env.core.actions import num_actions
 from quiddler_env.envs.observation import observation_layout
 
+from ...policies.rllib import actor_network, write_rllib_export
 from ..checks import RunConfigError
 from ..config import RunConfig
 from ..run import CheckpointError, RunSession, session_seed

@@ -38,10 +38,10 @@ from stable_baselines3.common.logger import KVWriter, Logger
 from stable_baselines3.common.utils import LinearSchedule
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnvWrapper, VecMonitor
 
-from ...policies.bundle import PolicyLoadError, load_weights
-from ...policies.sb3 import save_policy_bundle
 from quiddler_env.core import files
 
+from ...policies.bundle import PolicyLoadError, load_weights
+from ...policies.sb3 import save_policy_bundle
 from ..config import RunConfig
 from ..opponents import LEAGUE
 from ..run import CheckpointError, RunSession, next_multiple, session_seed
