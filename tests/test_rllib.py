@@ -346,3 +346,13 @@ def test_no_cluster_at_ray_address_is_a_config_error_and_leaves_no_run_folder(tm
     with pytest.raises(RunConfigError, match=r"config key 'ray.address': cannot join 'auto': ConnectionError"):
         start_run(cfg, run_dir=tmp_path / "run", quiet=True)
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow
+def test_rllib_own_pettingzoo_env_example_trains_on_the_registry_id():
+    """examples/rllib_pettingzoo.py: RLlib's PettingZooEnv wrapper, the masked module shared by every seat."""
+    from tests.test_examples_env import run_example
+
+    summary, _ = run_example("rllib_pettingzoo.py", "--iterations", "1", "--batch", "256")
+    assert summary["env"] == "quiddler/quiddler-v0" and summary["env_steps"] >= 256
+    assert len(summary["episode_return_mean"]) == 1
