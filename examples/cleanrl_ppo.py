@@ -132,7 +132,9 @@ def main() -> None:
             final = infos.get("final_info", {})
             for i in np.flatnonzero(final.get("_totals", [])):
                 totals, seat = final["totals"][i], final["seat"][i]
-                finished.append((bool(totals[seat] == totals.max() and final["winner_count"][i] == 1), int(totals[seat])))
+                finished.append(
+                    (bool(totals[seat] == totals.max() and final["winner_count"][i] == 1), int(totals[seat]))
+                )
 
         with torch.no_grad():  # generalised advantage estimation, bootstrapped from the value of the next state
             next_value = agent.value(next_obs).flatten()
@@ -178,8 +180,14 @@ def main() -> None:
                 "updates": updates,
                 "steps_per_second": round(updates * batch_size / (time.perf_counter() - start)),
                 "games": len(finished),
-                "first_quarter": {"win_rate": float(np.mean([w for w, _ in first] or [0])), "mean_total": float(np.mean([s for _, s in first] or [0]))},
-                "last_quarter": {"win_rate": float(np.mean([w for w, _ in last] or [0])), "mean_total": float(np.mean([s for _, s in last] or [0]))},
+                "first_quarter": {
+                    "win_rate": float(np.mean([w for w, _ in first] or [0])),
+                    "mean_total": float(np.mean([s for _, s in first] or [0])),
+                },
+                "last_quarter": {
+                    "win_rate": float(np.mean([w for w, _ in last] or [0])),
+                    "mean_total": float(np.mean([s for _, s in last] or [0])),
+                },
             }
         )
     )

@@ -52,7 +52,9 @@ def main() -> None:
         .rl_module(
             rl_module_spec=MultiRLModuleSpec(
                 rl_module_specs={
-                    "shared": RLModuleSpec(module_class=MaskedPPOTorchRLModule, model_config={"fcnet_hiddens": [128, 128]})
+                    "shared": RLModuleSpec(
+                        module_class=MaskedPPOTorchRLModule, model_config={"fcnet_hiddens": [128, 128]}
+                    )
                 }
             )
         )
@@ -69,7 +71,9 @@ def main() -> None:
         returns.append(float(runners.get("episode_return_mean", float("nan"))))
     algo.stop()
     ray.shutdown()
-    print(json.dumps({"env": ENV_ID, "iterations": args.iterations, "env_steps": steps, "episode_return_mean": returns}))
+    print(
+        json.dumps({"env": ENV_ID, "iterations": args.iterations, "env_steps": steps, "episode_return_mean": returns})
+    )
 
 
 if __name__ == "__main__":

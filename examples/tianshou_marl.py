@@ -134,8 +134,14 @@ def main() -> None:
             multi_agent_return_reduction=lambda rewards: rewards[:, LEARNER_SEAT],
         )
     )
-    summary = {"env": ENV_ID, "epochs": args.epochs, "env_steps": int(result.train_step), "episodes": int(result.train_episode),
-               "gradient_steps": int(result.update_step), "learner_seat": LEARNER_SEAT}
+    summary = {
+        "env": ENV_ID,
+        "epochs": args.epochs,
+        "env_steps": int(result.train_step),
+        "episodes": int(result.train_episode),
+        "gradient_steps": int(result.update_step),
+        "learner_seat": LEARNER_SEAT,
+    }
     summary |= evaluate(learner, args.eval_games, args.seed + 10_000)
     print(json.dumps(summary))
 

@@ -32,7 +32,9 @@ def test_torchrl_plays_whole_games_through_its_pettingzoo_wrapper():
 
 def test_tianshou_trains_a_dqn_seat_against_a_random_seat():
     pytest.importorskip("tianshou")
-    summary, _ = run_example("tianshou_marl.py", "--epochs", "1", "--epoch-steps", "150", "--envs", "2", "--eval-games", "2")
+    summary, _ = run_example(
+        "tianshou_marl.py", "--epochs", "1", "--epoch-steps", "150", "--envs", "2", "--eval-games", "2"
+    )
     assert summary["env_steps"] >= 150 and summary["gradient_steps"] > 0 and summary["eval_games"] == 2
 
 
