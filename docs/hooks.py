@@ -1,0 +1,62 @@
+"""MkDocs hooks: the pages' tables that the code declares, rendered from those declarations at build time.
+
+A page names a table with an HTML comment, `<!-- table:NAME -->`; an unknown name fails the build.
+"""
+
+from __future__ import annotations
+
+import re
+
+TABLE = re.compile(r"<!-- table:([a-z-]+) -->")
+
+
+def _cell(value) -> str:
+    text = "null" if value is None else str(value)
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _rule_options() -> str:
+    from quiddler_env.core.config import QuiddlerConfig
+
+    rows = ["| option | default | values | what it does |", "|---|---|---|---|"]
+    for option in QuiddlerConfig.rule_options():
+        values = ", ".join(f"`{c}`" for c in option.choices) if option.choices else (option.kind or "")
+        rows.append(f"| `{option.name}` | `{_cell(option.default)}` | {values} | {_cell(option.help)} |")
+    return "\n".join(rows)
+
+
+def _env_options() -> str:
+    from quiddler_env.envs.common import ENV_OPTIONS
+
+    rows = ["| option | default | envs | what it does |", "|---|---|---|---|"]
+    for option in ENV_OPTIONS:
+        rows.append(
+            f"| `{option.name}` | `{_cell(option.default)}` | {', '.join(option.kinds)} | {_cell(option.doc)} |"
+        )
+    return "\n".join(rows)
+
+
+def _observation_sizes() -> str:
+    from quiddler_env.envs.observation import observation_layout
+
+    names = list(observation_layout(2).slices)
+    head = "| players | size | " + " | ".join(f"`{n}`" for n in names) + " |"
+    rows = [head, "|" + "---|" * (len(names) + 2)]
+    for n in range(2, 9):
+        layout = observation_layout(n)
+        sizes = [str(layout.slices[name].stop - layout.slices[name].start) for name in names]
+        rows.append(f"| {n} | {layout.size} | " + " | ".join(sizes) + " |")
+    return "\n".join(rows)
+
+
+TABLES = {"rule-options": _rule_options, "env-options": _env_options, "observation-sizes": _observation_sizes}
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    def table(match: re.Match) -> str:
+        name = match.group(1)
+        if name not in TABLES:
+            raise ValueError(f"{page.file.src_path}: unknown table {name!r}; known: {', '.join(TABLES)}")
+        return TABLES[name]()
+
+    return TABLE.sub(table, markdown)
