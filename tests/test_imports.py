@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("quiddler_env", "agents")
-SCRIPTS = ("train.py", "evaluate.py")
+SCRIPTS = ("train.py", "evaluate.py", "play.py")
 
 
 def project_modules(root: Path = ROOT) -> dict[str, Path]:

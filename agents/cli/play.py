@@ -1,18 +1,24 @@
-"""Play Quiddler at the terminal against bots or a trained policy (`quiddler-play`).
+"""Play Quiddler against bots or trained policies: in the browser (`quiddler-play`, `python play.py`) or at the terminal.
 
-    quiddler-play                                       # you against greedy
-    quiddler-play --opponents expert random --seed 3
-    quiddler-play --opponents policy:runs/quickstart
-    python examples/play_human.py ...                   # the same, from a checkout
+    quiddler-play                                       # the browser table on http://127.0.0.1:8765/
+    quiddler-play --port 9000 --replay results/x/games.jsonl   # also offer a replay file to the viewer
+    quiddler-play --terminal                            # you against greedy, at the terminal
+    quiddler-play --terminal --opponents expert random --seed 3
+    python examples/play_human.py ...                   # the terminal seat, from a checkout
 
-Type `help` at the prompt for the moves (`draw`, `take E`, `discard QU`,
-`go out discarding M`, or a move number); `quit` or Ctrl-D leaves.
+The browser table serves a page on the loopback address (`--host` to listen elsewhere):
+pick the seats (you and any agent specs) and the rules, play by clicking, save and reopen
+games; `/replay` steps through saved games. Games live in `--games-dir` (the current
+game is written there after every move). At the terminal, type `help` at the prompt for
+the moves (`draw`, `take E`, `discard QU`, `go out discarding M`, or a move number);
+`quit` or Ctrl-D leaves.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import QuiddlerGame
@@ -26,11 +32,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="quiddler-play", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--opponents", nargs="+", default=["greedy"], help="agent specs, one per opponent seat")
+    parser.add_argument("--terminal", action="store_true", help="play at the terminal instead of the browser")
+    parser.add_argument("--host", default="127.0.0.1", help="browser table: the address to listen on (loopback)")
+    parser.add_argument("--port", type=int, default=8765, help="browser table: the port (0: any free one)")
+    parser.add_argument(
+        "--games-dir", default=str(Path.home() / ".cache" / "quiddler_env" / "table"), help="browser table: saved games"
+    )
+    parser.add_argument("--replay", nargs="*", default=[], metavar="GAMES_JSONL", help="replay files the viewer offers")
+    parser.add_argument(
+        "--opponents", nargs="+", default=["greedy"], help="terminal: agent specs, one per opponent seat"
+    )
     parser.add_argument("--seat", type=int, default=0, help="your seat (0 moves first in round 1)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rounds", type=int, default=8, help="rounds to play (hand sizes 3, 4, ...)")
     args = parser.parse_args(argv)
+    if not args.terminal:
+        return _browser(args)
 
     n = len(args.opponents) + 1
     try:
@@ -59,6 +76,31 @@ def main(argv: list[str] | None = None) -> int:
     winners = game.winners()
     verdict = "You win!" if winners == [args.seat] else ("A tie." if args.seat in winners else "You lose.")
     print(f"\nFinal totals: {game.totals}. {verdict}")
+    return 0
+
+
+def _browser(args: argparse.Namespace) -> int:
+    from ..table.server import serve
+
+    replays = [Path(p) for p in args.replay]
+    for path in replays:
+        if not path.is_file():
+            print(f"quiddler-play: error: replay file {path} does not exist", file=sys.stderr)
+            return 2
+    if not 0 <= args.port <= 65535:
+        print(f"quiddler-play: error: --port {args.port} is not a port (0..65535)", file=sys.stderr)
+        return 2
+
+    def ready(server) -> None:
+        print(f"the Quiddler table: http://{args.host}:{server.server_port}/  (Ctrl-C stops it)", flush=True)
+
+    try:
+        serve(args.host, args.port, Path(args.games_dir), replays, ready=ready)
+    except OSError as exc:
+        print(f"quiddler-play: error: cannot serve on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\nstopped.")
     return 0
 
 

@@ -1,0 +1,171 @@
+"""The browser table's server side: the game authority (`agents.table.session`), the saved games, the replay
+positions and the JSON API over HTTP on the loopback address. (The page itself, in Chromium: test_table_browser.py.)"""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from agents.table.replay import replay_frames, replay_records
+from agents.table.server import CURRENT, TableServer
+from agents.table.session import MoveRefused, TableGame
+from quiddler_env.core.cards import FACES
+from quiddler_env.core.config import QuiddlerConfig
+
+SHORT = QuiddlerConfig(hand_sizes=(3, 4))
+
+
+def _finish(table: TableGame) -> TableGame:
+    """Play the human's seat with its last legal move (a go-out when there is one) to the game's end."""
+    table.play_agents()
+    while not table.game.is_over:
+        table.move(table.human, table.view()["moves"][-1]["action"])
+    return table
+
+
+def test_a_move_out_of_turn_or_not_legal_is_refused_and_changes_nothing():
+    table = TableGame(["greedy", "human"], SHORT, seed=2)
+    before = table.record()
+    with pytest.raises(MoveRefused, match="not your turn: greedy"):
+        table.move(1, 0)  # seat 0 (greedy) moves first and has not been played
+    assert table.record() == before
+    table.play_agents()
+    view = table.view()
+    assert view["to_move"] == 1 and [m["name"] for m in view["moves"]][0] == "draw"
+    before = table.record()
+    for seat, action, reason in [
+        (0, 0, "seat 0 is not the human's seat"),
+        (1, 40, "move 40 is not legal now"),
+        (1, "0", "move '0' is not legal"),
+        (1, True, "not legal"),
+    ]:
+        with pytest.raises(MoveRefused, match=reason):
+            table.move(seat, action)
+        assert table.record() == before
+
+
+def test_a_whole_game_shows_the_round_results_and_the_totals():
+    table = _finish(TableGame(["human", "greedy", "expert"], SHORT, seed=5))
+    view = table.view()
+    assert view["game_over"] and len(view["results"]) == 2 and len(view["totals_history"]) == 3
+    assert view["totals_history"][-1] == list(table.game.totals) == [s["total"] for s in view["seats"]]
+    assert view["winners"] == table.game.winners()
+    for result in view["results"][-1]:
+        assert set(result) >= {"player", "spelled", "unused", "bonuses", "round_score", "total"}
+    with pytest.raises(MoveRefused, match="the game is over"):
+        table.move(0, 0)
+
+
+def test_the_view_shows_the_human_only_their_own_hand():
+    table = TableGame(["human", "greedy"], seed=1)
+    table.play_agents()
+    view = table.view()
+    assert sorted(c["face"] for c in view["hand"]) == sorted(
+        face for face, count in zip(FACES, table.game.hands[0], strict=True) for _ in range(count)
+    )
+    assert "hands" not in view and view["seats"][1]["cards"] == sum(table.game.hands[1])
+    best = table.game.best_layout(0)
+    assert view["best_layout"]["score"] == best.score
+
+
+def test_a_saved_game_reopens_exactly_and_a_tampered_one_is_refused():
+    table = TableGame(["human", "greedy"], SHORT, seed=9)
+    table.play_agents()
+    for _ in range(5):
+        table.move(0, table.view()["moves"][0]["action"])
+    record = json.loads(json.dumps(table.record()))
+    again = TableGame.from_record(record)
+    assert again.view() == table.view() and again.record() == record
+    bad = json.loads(json.dumps(record))
+    bad["actions"][1][1] = 63
+    with pytest.raises(ValueError, match="move 1 .* is not legal in the replay"):
+        TableGame.from_record(bad)
+    with pytest.raises(ValueError, match="not a saved table game"):
+        TableGame.from_record({**record, "format": "x"})
+
+
+def test_replay_frames_step_through_every_move_with_every_hand():
+    table = _finish(TableGame(["human", "greedy"], SHORT, seed=4))
+    replay = replay_frames(table.record())
+    frames = replay["frames"]
+    assert len(frames) == len(table.actions) + 1 and frames[0]["move"] is None
+    assert all(len(f["hands"]) == 2 for f in frames[:-1]) and frames[-1]["phase"] == "over"
+    assert [f["results"] is not None for f in frames].count(True) == 2
+    assert frames[-1]["totals"] == list(table.game.totals) and replay["winners"] == table.game.winners()
+
+
+def _serve(tmp_path: Path, replay_files=()):
+    server = TableServer(("127.0.0.1", 0), tmp_path / "games", list(replay_files))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    return server, f"http://127.0.0.1:{server.server_port}"
+
+
+def _call(url: str, body=None, raw: bytes | None = None):
+    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_the_api_plays_refuses_saves_reopens_and_resumes(tmp_path):
+    server, base = _serve(tmp_path)
+    try:
+        assert _call(f"{base}/api/state") == (200, {"game": None})
+        status, data = _call(
+            f"{base}/api/new", {"seats": ["human", "greedy"], "rules": {"hand_sizes": [3, 4]}, "seed": 3}
+        )
+        assert status == 200 and data["game"]["to_move"] == 0
+        view = data["game"]
+        status, data = _call(f"{base}/api/move", {"seat": 0, "action": 63})
+        assert status == 409 and data["error"].startswith("move 63 is not legal now") and data["game"] == view
+        assert _call(f"{base}/api/move", raw=b"{not json")[0] == 400
+        assert _call(f"{base}/api/new", {"seats": ["greedy", "greedy"]})[1]["error"].startswith(
+            "a table seats exactly one"
+        )
+        assert _call(f"{base}/api/new", {"seats": ["human", "wizard"]})[0] == 400
+        status, data = _call(f"{base}/api/move", {"seat": 0, "action": 0})
+        assert status == 200 and data["game"]["phase"] == "discard"
+        assert json.loads((tmp_path / "games" / CURRENT).read_text())["actions"][-1] == [0, 0]
+        assert _call(f"{base}/api/save", {"name": "../escape"})[0] == 400
+        assert _call(f"{base}/api/save", {"name": "mid"})[1]["games"] == ["mid"]
+        _call(f"{base}/api/move", {"seat": 0, "action": data["game"]["moves"][0]["action"]})
+        status, data = _call(f"{base}/api/open", {"name": "mid"})
+        assert status == 200 and data["game"]["phase"] == "discard"
+        replay = _call(f"{base}/api/replay?file=mid.json&game=0")[1]["replay"]
+        saved = json.loads((tmp_path / "games" / "mid.json").read_text())
+        assert len(replay["frames"]) == len(saved["actions"]) + 1
+        assert _call(f"{base}/api/replay?file=/etc/passwd")[0] == 400
+    finally:
+        server.shutdown()
+        server.server_close()
+    # A new server on the same folder resumes the current game.
+    again = TableServer(("127.0.0.1", 0), tmp_path / "games")
+    try:
+        assert again.state()["game"]["phase"] == "discard"
+    finally:
+        again.server_close()
+
+
+def test_a_games_jsonl_file_is_offered_to_the_viewer(tmp_path):
+    games = tmp_path / "games.jsonl"
+    tables = [_finish(TableGame(["human", "greedy"], SHORT, seed=s)) for s in (1, 2)]
+    games.write_text("".join(json.dumps(t.record()) + "\n" for t in tables))
+    assert len(replay_records(games)) == 2
+    server, base = _serve(tmp_path, [games])
+    try:
+        assert _call(f"{base}/api/saved")[1]["replays"] == {"games.jsonl": 2}
+        data = _call(f"{base}/api/replay?file=games.jsonl&game=1")[1]
+        assert data["games"] == 2 and data["replay"]["frames"][-1]["totals"] == list(tables[1].game.totals)
+        assert _call(f"{base}/api/replay?file=games.jsonl&game=2")[1]["error"] == "games.jsonl holds games 0..1, not 2"
+    finally:
+        server.shutdown()
+        server.server_close()
