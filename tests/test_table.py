@@ -169,3 +169,18 @@ def test_a_games_jsonl_file_is_offered_to_the_viewer(tmp_path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.mark.slow
+def test_the_viewer_replays_the_games_that_evaluate_saves(tmp_path):
+    from agents.cli import evaluate
+
+    out = tmp_path / "results"
+    args = ["--players", "greedy", "expert", "--games", "2", "--workers", "1", "--save-games", "--out", str(out)]
+    assert evaluate.main([*args, "--quiet"]) == 0
+    records = replay_records(out / "games.jsonl")
+    assert len(records) == 2
+    for record in records:
+        replay = replay_frames(record)
+        assert replay["seats"] == record["seats"] and replay["frames"][-1]["totals"] == record["totals"]
+        assert len(replay["frames"]) == len(record["actions"]) + 1
