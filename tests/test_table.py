@@ -184,3 +184,15 @@ def test_the_viewer_replays_the_games_that_evaluate_saves(tmp_path):
         replay = replay_frames(record)
         assert replay["seats"] == record["seats"] and replay["frames"][-1]["totals"] == record["totals"]
         assert len(replay["frames"]) == len(record["actions"]) + 1
+
+
+def test_any_agent_spec_takes_a_seat_at_a_table_of_up_to_eight():
+    table = _finish(TableGame(["greedy", "expert", "human", "random"], SHORT, seed=6))
+    assert table.game.is_over and len(table.view()["seats"]) == 4
+    assert _finish(TableGame(["zoo:champion-2p", "human"], SHORT, seed=6)).game.is_over
+    with pytest.raises(ValueError, match="takes observations of size 287"):  # a 2-player policy at 3 seats
+        TableGame(["zoo:champion-2p", "human", "greedy"])
+    with pytest.raises(ValueError, match="unknown agent 'wizard'"):
+        TableGame(["human", "wizard"])
+    with pytest.raises(ValueError, match="num_players"):
+        TableGame(["human"] + ["greedy"] * 8)

@@ -30,7 +30,7 @@ if shutil.which("chromedriver") is None or shutil.which("chromium") is None:
 
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
-from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 
 @pytest.fixture
@@ -79,7 +79,9 @@ def test_a_whole_game_against_greedy_by_clicking(browser, served, tmp_path):
     browser.get(base + "/")
     _wait(browser, EC.presence_of_element_located((By.CSS_SELECTOR, "#seat-list .seat-spec")))
     specs = browser.find_elements(By.CSS_SELECTOR, "#seat-list .seat-spec")
-    assert [Select(s).first_selected_option.text for s in specs] == ["human", "greedy"]
+    assert [s.get_attribute("value") for s in specs] == ["human", "greedy"]
+    offered = {o.get_attribute("value") for o in browser.find_elements(By.CSS_SELECTOR, "#agent-specs option")}
+    assert {"human", "greedy", "expert", "search", "zoo:champion-2p"} <= offered
     browser.find_element(By.CSS_SELECTOR, "#rule-box summary").click()
     hand_sizes = browser.find_element(By.CSS_SELECTOR, "#rule-list [name=hand_sizes]")
     hand_sizes.clear()

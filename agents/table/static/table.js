@@ -36,16 +36,16 @@ function card(face, points, mini = false) {
 // -- the new-game form ------------------------------------------------------------------------------
 
 function seatRow(spec) {
-  const select = el("select", {class: "seat-spec"});
-  for (const name of ["human", ...agents]) select.append(el("option", {value: name}, name));
-  select.value = spec;
-  const row = el("div", {class: "seat-row"}, select,
+  // A seat takes any agent spec: the list offers the registry's and the shipped policies; policy:PATH is typed.
+  const input = el("input", {class: "seat-spec", list: "agent-specs", value: spec, "aria-label": "seat"});
+  const row = el("div", {class: "seat-row"}, input,
     el("button", {type: "button", class: "remove-seat", onclick: () => { if ($("seat-list").children.length > 2) row.remove(); }}, "×"));
   return row;
 }
 
 async function buildForm() {
   agents = (await api("/api/agents")).agents;
+  document.body.append(el("datalist", {id: "agent-specs"}, ...["human", ...agents].map((a) => el("option", {value: a}))));
   $("seat-list").append(seatRow("human"), seatRow("greedy"));
   for (const rule of (await api("/api/rules")).rules) {
     let input;
@@ -163,7 +163,7 @@ async function play(action) {
 }
 
 async function start() {
-  const seats = [...$("seat-list").querySelectorAll(".seat-spec")].map((s) => s.value);
+  const seats = [...$("seat-list").querySelectorAll(".seat-spec")].map((s) => s.value.trim());
   const data = await api("/api/new", {seats, rules: formRules(), seed: Number($("seed").value) || 0});
   if (data.game) render(data.game);
 }
