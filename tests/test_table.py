@@ -196,3 +196,18 @@ def test_any_agent_spec_takes_a_seat_at_a_table_of_up_to_eight():
         TableGame(["human", "wizard"])
     with pytest.raises(ValueError, match="num_players"):
         TableGame(["human"] + ["greedy"] * 8)
+
+
+def test_with_layout_choose_the_human_lays_by_choosing_a_candidate():
+    table = TableGame(["human", "greedy"], QuiddlerConfig(hand_sizes=(4, 5), layout="choose"), seed=8)
+    table.play_agents()
+    laid = 0
+    while not table.game.is_over:
+        view = table.view()
+        if view["phase"] == "lay":
+            assert view["candidates"] and [m["name"] for m in view["moves"]] == [
+                f"lay {k + 1}" for k in range(len(view["candidates"]))
+            ]
+            laid += 1
+        table.move(0, view["moves"][0]["action"] if view["phase"] != "discard" else view["moves"][-1]["action"])
+    assert laid == 2  # once a round
