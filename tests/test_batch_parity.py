@@ -170,18 +170,3 @@ def test_a_loaded_game_plays_on_as_the_quiddler_game():
             assert target.round_results(1) == results
     with pytest.raises(ValueError, match="only a draw or discard phase"):
         target.load(0, game)
-
-
-def test_the_go_out_memo_is_exact_when_every_hand_shares_one_row(monkeypatch):
-    """The batch's go-out memo (`batch_kernels._go_bits`) is keyed by the whole hand: with one row for all hands,
-    every lookup collides, and the replay against the single engine must still agree move by move."""
-    from quiddler_env.core.dictionary import load_dictionary
-    from quiddler_env.core.solver import get_solver
-
-    for rules in ({}, {"min_word_cards": 1, "go_out": "forced"}):
-        config = QuiddlerConfig(**rules)
-        solver = get_solver(load_dictionary(config.dictionary), config.min_word_cards)
-        one_row = np.zeros((1, 3), np.int64)
-        monkeypatch.setattr(solver, "_batch_go_memo", one_row, raising=False)
-        report = replay(config, seed=5, games=6, go_out_chance=0.3)
-        assert report.games == 6 and one_row[0, 2] != 0  # the row was used (and overwritten along the way)

@@ -103,18 +103,13 @@ def rule_array(config: QuiddlerConfig) -> np.ndarray:
 
 
 def solver_tables(solver: HandSolver) -> tuple:
-    """The dictionary's trie and term arrays in the order the kernels take them (`S`), then the solver's
-    go-out memo (`batch_kernels.new_go_memo`, shared by every batch on this solver)."""
-    memo = getattr(solver, "_batch_go_memo", None)
-    if memo is None:
-        memo = solver._batch_go_memo = K.new_go_memo()
+    """The dictionary's trie and term arrays in the order the kernels take them (`S`)."""
     return (
         np.asarray(KEY_ORDER, dtype=np.int64),
         *solver._trie,
         solver._term_points,
         solver._term_letters,
         solver._term_cards,
-        memo,
     )
 
 

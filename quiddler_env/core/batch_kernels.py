@@ -527,43 +527,14 @@ def is_legal(i, a, cards, ints, go, L, R, S):
     return cards[i, L[L_HANDS] + v[I_CUR] * FACES + a - DISCARD_BASE] > 0
 
 
-GO_MEMO_SLOTS = 1 << 18
-"""Rows of the go-out memo (`S[8]`, one per solver): direct-mapped, exactly keyed by the hand."""
-
-
-def new_go_memo() -> np.ndarray:
-    """An empty go-out memo: rows of (hand key low, hand key high, go-out face bits + 1; 0 = empty)."""
-    return np.zeros((GO_MEMO_SLOTS, 3), np.int64)
-
-
 @njit(cache=True, nogil=True)
 def _go_bits(i, p, cards, ints, L, R, S):
     if ints[i, I_WENT_OUT] >= 0:
         return np.int64(0)
-    # The hand's 31 counts (at most 12 cards: 4 bits each) and the rule min_cards are the whole key, so
-    # a hit is exact; hands recur across games and rounds, and a miss costs one search, as before.
-    base = L[L_HANDS] + p * FACES
-    k0 = np.int64(0)
-    k1 = np.int64(R[R_MIN_CARDS]) << 60
-    n_cards = 0
-    for f in range(FACES):
-        c = np.int64(cards[i, base + f])
-        n_cards += c
-        if f < 16:
-            k0 |= c << (4 * f)
-        else:
-            k1 |= c << (4 * (f - 16))
-    if n_cards <= 1:
-        return np.int64(0)
-    mix = (np.uint64(k0) * np.uint64(0x9E3779B97F4A7C15)) ^ (np.uint64(k1) * np.uint64(0xBF58476D1CE4E5B9))
-    memo = S[8]
-    row = memo[np.int64((mix ^ (mix >> np.uint64(29))) & np.uint64(memo.shape[0] - 1))]
-    if row[2] != 0 and row[0] == k0 and row[1] == k1:
-        return row[2] - 1
     h = hand_of(cards, i, L, p)
-    bits = go_out_face_bits(h, S[0], R[R_MIN_CARDS], S[1], S[2], S[3], S[4], S[7]) & FACE_BITS
-    row[0], row[1], row[2] = k0, k1, bits + 1
-    return bits
+    if h.sum() <= 1:
+        return np.int64(0)
+    return go_out_face_bits(h, S[0], R[R_MIN_CARDS], S[1], S[2], S[3], S[4], S[7]) & FACE_BITS
 
 
 @njit(cache=True, nogil=True)
