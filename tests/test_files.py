@@ -84,6 +84,7 @@ _WRITER = """
 import sys
 from quiddler_env.core import files
 final, n = sys.argv[1], 0
+print("writing", flush=True)
 while True:
     n += 1
     with files.staged_folder(final) as staged:
@@ -99,8 +100,9 @@ def test_kill_9_during_folder_writes_leaves_one_whole_folder(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     written = False
     for _ in range(6):
-        proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(final)], env=env)
-        time.sleep(0.4 + float(rng.uniform(0, 0.4)))
+        proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(final)], env=env, stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline() == "writing\n"  # imported (slow on a busy machine) and at its first write
+        time.sleep(0.05 + float(rng.uniform(0, 0.4)))
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
         files.remove_stale_temporaries(tmp_path)
