@@ -81,7 +81,7 @@ def test_a_whole_game_against_greedy_by_clicking(browser, served, tmp_path):
     specs = browser.find_elements(By.CSS_SELECTOR, "#seat-list .seat-spec")
     assert [s.get_attribute("value") for s in specs] == ["human", "greedy"]
     offered = {o.get_attribute("value") for o in browser.find_elements(By.CSS_SELECTOR, "#agent-specs option")}
-    assert {"human", "greedy", "expert", "search", "zoo:champion-2p"} <= offered
+    assert {"human", "greedy", "expert", "search", "zoo:champion-2p"} <= offered and "zoo" not in offered
     browser.find_element(By.CSS_SELECTOR, "#rule-box summary").click()
     hand_sizes = browser.find_element(By.CSS_SELECTOR, "#rule-list [name=hand_sizes]")
     hand_sizes.clear()

@@ -241,7 +241,8 @@ def _agent_specs() -> list[str]:
     from ..registry import REGISTRY
     from ..zoo import entries
 
-    names = [name for name in REGISTRY if name not in ("human", "policy")]
+    # `policy` and `zoo` name a bundle (policy:PATH, zoo:NAME): the zoo's entries are offered, a path is typed.
+    names = [name for name in REGISTRY if name not in ("human", "policy", "zoo")]
     return names + [f"zoo:{e}" for e in entries()]
 
 
