@@ -29,10 +29,9 @@ class ReplayError(ValueError):
     """A saved-games file or game that cannot be replayed (the message names which)."""
 
 
-def read_game(path: str | os.PathLike, game: int) -> dict[str, Any]:
-    """The saved game with index `game` from a games.jsonl file."""
+def saved_games(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
+    """The saved games of a games.jsonl file, in order (a ReplayError names a line that is not one)."""
     path = Path(path)
-    seen = 0
     try:
         # Only a regular file: a FIFO at the path would block the read.
         with io.TextIOWrapper(files.open_regular(path), encoding="utf-8") as fh:
@@ -45,18 +44,31 @@ def read_game(path: str | os.PathLike, game: int) -> dict[str, Any]:
                     raise ReplayError(f"{path} line {number} is not JSON: {exc.msg}") from None
                 if not isinstance(record, dict) or "game" not in record:
                     raise ReplayError(f"{path} line {number} is not a saved game (no 'game' field)")
-                seen += 1
-                if record["game"] == game:
-                    return record
+                yield record
     except UnicodeDecodeError:
         raise ReplayError(f"{path} is not a text file of saved games") from None
     except OSError as exc:
         raise ReplayError(f"cannot read saved games {path}: {exc.strerror or exc}") from None
+
+
+def read_game(path: str | os.PathLike, game: int) -> dict[str, Any]:
+    """The saved game with index `game` from a games.jsonl file."""
+    seen = 0
+    for record in saved_games(path):
+        seen += 1
+        if record["game"] == game:
+            return record
     raise ReplayError(f"game {game} is not in {path} ({seen} games saved there)")
 
 
-def replay_states(record: dict[str, Any]) -> Iterator[tuple[QuiddlerGame, int, int, int | None]]:
-    """Step through a saved game; yields (game after the move, seat, action, card taken or None)."""
+def replay_states(
+    record: dict[str, Any], *, finished: bool = True, deal: bool = False
+) -> Iterator[tuple[QuiddlerGame, int | None, int | None, int | None]]:
+    """Step through a saved game; yields (game after the move, seat, action, card taken or None).
+
+    `finished`: the game must end with its last action, at the saved totals (a game saved
+    mid-way at the browser table is replayed with `finished=False`). `deal`: first yield the
+    dealt game, before any move, as (game, None, None, None)."""
     try:
         rules = QuiddlerConfig.from_mapping(record["rules"])
         seed = int(record["deal_seed"])
@@ -69,6 +81,8 @@ def replay_states(record: dict[str, Any]) -> Iterator[tuple[QuiddlerGame, int, i
         raise ReplayError(f"saved game {record.get('game')!r}: the decks do not match its deal seed {seed}")
     game = QuiddlerGame(rules)
     game.reset(rng=rng, decks=decks)
+    if deal:
+        yield game, None, None, None
     for turn, (seat, action) in enumerate(actions):
         if game.is_over or seat != game.current_player or not game.is_legal(action):
             raise ReplayError(
@@ -77,6 +91,8 @@ def replay_states(record: dict[str, Any]) -> Iterator[tuple[QuiddlerGame, int, i
         taken = game.discard_pile[-1] if action == A.TAKE_DISCARD else None
         game.step(action)
         yield game, seat, action, taken
+    if not finished:
+        return
     if not game.is_over:
         raise ReplayError(f"saved game {record.get('game')!r}: the actions end before the game does")
     if list(game.totals) != list(record.get("totals", [])):

@@ -8,36 +8,19 @@ unfinished table game simply ends early) and returns one frame per position.
 
 from __future__ import annotations
 
-import io
-import json
 from pathlib import Path
 from typing import Any
 
-from quiddler_env.core import actions as A
-from quiddler_env.core import files
 from quiddler_env.core.cards import FACES
-from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import Phase, QuiddlerGame
 
-from ..evaluation.schedule import deal_cards
+from ..evaluation.replay import replay_states, saved_games
 from ..human import move_name
 
 
 def replay_records(path: Path) -> list[dict[str, Any]]:
-    """The saved games of a games.jsonl file (a ValueError names a line that is not one)."""
-    records = []
-    with io.TextIOWrapper(files.open_regular(path), encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path.name} line {number} is not JSON: {exc.msg}") from None
-            if not isinstance(record, dict) or "actions" not in record:
-                raise ValueError(f"{path.name} line {number} is not a saved game")
-            records.append(record)
-    return records
+    """The saved games of a games.jsonl file (`evaluation.replay.saved_games`)."""
+    return list(saved_games(path))
 
 
 def _position(game: QuiddlerGame, move: str | None, seat: int | None, results) -> dict[str, Any]:
@@ -64,29 +47,22 @@ def _position(game: QuiddlerGame, move: str | None, seat: int | None, results) -
 
 def replay_frames(record: dict[str, Any]) -> dict[str, Any]:
     """Seats, rules and one frame per position (the deal, then after each move) of a saved game."""
-    try:
-        rules = QuiddlerConfig.from_mapping(record["rules"])
-        seed = int(record["deal_seed"])
-        moves = [(int(s), int(a)) for s, a in record["actions"]]
-        seats = [str(s) for s in record["seats"]]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"the saved game is incomplete or malformed: {exc}") from None
-    decks, rng = deal_cards(seed, rules.num_rounds)
-    if record.get("decks") is not None and [[FACES[f] for f in d] for d in decks] != record["decks"]:
-        raise ValueError(f"its decks do not match its deal seed {seed}")
-    game = QuiddlerGame(rules)
-    game.reset(rng=rng, decks=decks)
-    frames = [_position(game, None, None, None)]
-    for k, (seat, action) in enumerate(moves):
-        if game.is_over or seat != game.current_player or not game.is_legal(action):
-            raise ValueError(f"move {k} ({seat}, {action}) is not legal in the replay")
-        top = game.discard_pile[-1] if action == A.TAKE_DISCARD and game.discard_pile else -1
-        name = f"{seats[seat]}: {move_name(action, top)}"
-        results = game.step(action)
+    frames: list[dict[str, Any]] = []
+    rounds = 0
+    # replay_states checks the record, its decks against its seed and every move.
+    for game, seat, action, taken in replay_states(record, finished=False, deal=True):
+        if seat is None:
+            seats = [str(s) for s in record.get("seats") or []]
+            if len(seats) != game.num_players:
+                raise ValueError(f"the saved game names {len(seats)} seats for {game.num_players} players")
+        results = None
+        if game.rounds_completed > rounds:
+            rounds, results = game.rounds_completed, game.last_round_results
+        name = None if seat is None else f"{seats[seat]}: {move_name(action, -1 if taken is None else taken)}"
         frames.append(_position(game, name, seat, results))
     return {
         "seats": seats,
-        "rules": rules.to_dict(),
+        "rules": game.config.to_dict(),
         "frames": frames,
         "winners": game.winners() if game.is_over else None,
     }

@@ -104,7 +104,10 @@ class TableServer(ThreadingHTTPServer):
 
     def saved(self) -> dict[str, Any]:
         games = sorted(p.stem for p in self.games_dir.glob("*.json") if p.name != CURRENT)
-        replays = {name: len(replay_records(path)) for name, path in self.replay_files.items()}
+        try:
+            replays = {name: len(replay_records(path)) for name, path in self.replay_files.items()}
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
         return {"games": games, "replays": replays}
 
     def save(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -128,12 +131,15 @@ class TableServer(ThreadingHTTPServer):
 
     def replay(self, query: dict[str, list[str]]) -> dict[str, Any]:
         name = (query.get("file") or [""])[0]
-        if name in self.replay_files:
-            records = replay_records(self.replay_files[name])
-        elif _NAME.match(name.removesuffix(".json")) and (self.games_dir / name).is_file():
-            records = [json.loads((self.games_dir / name).read_text())]
-        else:
-            raise BadRequest(f"no replay file {name!r} (see /api/saved)")
+        try:
+            if name in self.replay_files:
+                records = replay_records(self.replay_files[name])
+            elif _NAME.match(name.removesuffix(".json")) and (self.games_dir / name).is_file():
+                records = [json.loads((self.games_dir / name).read_text())]
+            else:
+                raise BadRequest(f"no replay file {name!r} (see /api/saved)")
+        except ValueError as exc:  # a ReplayError, or a saved game that is not JSON
+            raise BadRequest(str(exc)) from None
         try:
             k = int((query.get("game") or ["0"])[0])
         except ValueError:
