@@ -16,17 +16,36 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from quiddler_env.core import actions as A
 from quiddler_env.core import laying
 from quiddler_env.core.actions import LAY_BASE, NUM_ACTIONS, num_actions
 from quiddler_env.core.cards import DECK_SIZE, NUM_FACES
 from quiddler_env.core.config import MAX_HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, QuiddlerConfig
 from quiddler_env.core.dictionary import load_dictionary
 from quiddler_env.core.solver import Figures, HandSolver, get_solver
+from quiddler_env.core.vocabulary import load_vocabulary
 from quiddler_env.envs.observation import LETTERS_SCALE, TOTAL_SCALE, WORDS_SCALE, observation_layout
 
-DRAW, DISCARD, LAY, OVER = "draw", "discard", "lay", "over"
-MASK_SIZES = (NUM_ACTIONS, num_actions("choose"))
-"""The action masks an agent may get: without and with the lay moves of `layout: choose`."""
+DRAW, DISCARD, LAY, CHALLENGE, OVER = "draw", "discard", "lay", "challenge", "over"
+MASK_SIZES = (NUM_ACTIONS, num_actions("choose"), num_actions(challenges=True))
+"""The action masks an agent may get: without and with the lay moves of `layout: choose`, and with challenges."""
+TABLES = tuple((n, c) for c in (False, True) for n in range(MIN_PLAYERS, MAX_PLAYERS + 1))
+"""Every (players, challenges) an observation may come from; their vector sizes all differ (tested)."""
+
+
+@dataclass(frozen=True)
+class LaidWord:
+    """One word on the table in the challenge variant, as the observing seat sees it."""
+
+    cards: tuple[int, ...]
+    """Count per face."""
+    points: int
+    letters: int
+    known: bool
+    """In the observing seat's own vocabulary."""
+    challenged: bool
+    failed: bool
+    """Challenged, and the referee rejected it."""
 
 
 @runtime_checkable
@@ -73,17 +92,27 @@ class SeatView:
     """Per seat (own first): the cards it laid in words (all zero before it lays)."""
     candidates: tuple[Figures, ...] = ()
     """In the lay phase: this seat's candidate layouts (lay move k lays candidates[k])."""
+    seat: int = -1
+    """The challenge variant: own seat (vocabularies are per seat); -1 otherwise."""
+    coverage: float = 1.0
+    """The challenge variant: own vocabulary's size against the referee's."""
+    candidate_bluff: int = -1
+    """The challenge variant's lay phase: the index of the bluff among `candidates`, -1 if none."""
+    words: tuple[tuple[LaidWord, ...], ...] = ()
+    """The challenge variant: per seat (own first, then relative seats), its laid words in order."""
 
     @classmethod
-    def decode(cls, observation: np.ndarray, num_players: int) -> SeatView:
-        """Decode an observation vector of a table of `num_players`."""
-        v = observation_layout(num_players).view(np.asarray(observation))
+    def decode(cls, observation: np.ndarray, num_players: int, challenges: bool = False) -> SeatView:
+        """Decode an observation vector of a table of `num_players` (with the challenge variant's slices)."""
+        v = observation_layout(num_players, challenges).view(np.asarray(observation))
 
         def ints(x: np.ndarray) -> tuple[int, ...]:
             return tuple(int(c) for c in np.rint(x))
 
         phase_vec = v["phase"]
         phase = DRAW if phase_vec[0] > 0.5 else DISCARD if phase_vec[1] > 0.5 else LAY if v["laying"][0] > 0.5 else OVER
+        if challenges and v["challenging"][0] > 0.5:
+            phase = CHALLENGE
 
         def figures(row: np.ndarray) -> Figures:
             return Figures(
@@ -115,6 +144,7 @@ class SeatView:
             laid=laid,
             laid_cards=tuple(ints(row) for row in v["laid_cards"]),
             candidates=candidates,
+            **(_decode_challenges(v, laid, ints) if challenges else {}),
         )
 
     def draw_pile_weights(self) -> list[int]:
@@ -131,13 +161,49 @@ class SeatView:
         return pile
 
 
-def infer_num_players(size: int) -> int:
-    """The table size whose observation vector has `size` entries (ValueError if none)."""
-    for n in range(MIN_PLAYERS, MAX_PLAYERS + 1):
-        if observation_layout(n).size == size:
-            return n
+def _decode_challenges(v: dict[str, np.ndarray], laid: tuple, ints) -> dict:
+    """The challenge variant's fields of a `SeatView`."""
+    words = []
+    for k, figures in enumerate(laid):
+        row = []
+        if figures is not None:
+            for j in range(laying.MAX_LAID_WORDS):
+                cards = ints(v["word_cards"][k, j])
+                if not any(cards):
+                    break
+                points, letters = v["word_figures"][k, j]
+                row.append(
+                    LaidWord(
+                        cards=cards,
+                        points=int(round(float(points) * TOTAL_SCALE)),
+                        letters=int(round(float(letters) * LETTERS_SCALE)),
+                        known=bool(v["word_known"][k, j] > 0.5),
+                        challenged=bool(v["word_challenged"][k, j] > 0.5),
+                        failed=bool(v["word_failed"][k, j] > 0.5),
+                    )
+                )
+        words.append(tuple(row))
+    bluff = np.flatnonzero(v["candidate_bluff"] > 0.5)
+    return {
+        "seat": int(np.argmax(v["seat"])),
+        "coverage": float(v["vocabulary_coverage"][0]),
+        "candidate_bluff": int(bluff[0]) if bluff.size else -1,
+        "words": tuple(words),
+    }
+
+
+def infer_table(size: int) -> tuple[int, bool]:
+    """(players, challenges) of the table whose observation vector has `size` entries (ValueError if none)."""
+    for n, challenges in TABLES:
+        if observation_layout(n, challenges).size == size:
+            return n, challenges
     sizes = ", ".join(f"{n}: {observation_layout(n).size}" for n in range(MIN_PLAYERS, MAX_PLAYERS + 1))
     raise ValueError(f"observation of size {size} matches no table size (players: size = {sizes})")
+
+
+def infer_num_players(size: int) -> int:
+    """The table size whose observation vector has `size` entries (ValueError if none)."""
+    return infer_table(size)[0]
 
 
 def split_observation(observation, action_mask) -> tuple[np.ndarray, np.ndarray]:
@@ -174,6 +240,11 @@ class BaseAgent(ABC):
         self.num_players = num_players if num_players is not None else (config.num_players if config else None)
         self._config = config
         self._solver: HandSolver | None = None
+        self._seat_solvers: dict[int, HandSolver] = {}
+        self.challenges = config.challenges if config is not None else None
+        """Whether observations carry the challenge variant's slices (from the rules, or the first observation)."""
+        self.seat = -1
+        """The challenge variant: the seat of the last observation (its vocabulary is the agent's)."""
         self.reset(seed)
 
     @property
@@ -188,8 +259,15 @@ class BaseAgent(ABC):
 
     @property
     def solver(self) -> HandSolver:
+        """The words this agent knows: the rules' dictionary, or in the challenge variant its seat's vocabulary."""
+        cfg = self.config
+        if self.seat >= 0 and cfg.challenges:
+            solver = self._seat_solvers.get(self.seat)
+            if solver is None:
+                vocabulary = load_vocabulary(cfg.seat_vocabulary(self.seat), cfg.dictionary)
+                solver = self._seat_solvers[self.seat] = get_solver(vocabulary, cfg.min_word_cards)
+            return solver
         if self._solver is None:
-            cfg = self.config
             self._solver = get_solver(load_dictionary(cfg.dictionary), cfg.min_word_cards)
         return self._solver
 
@@ -199,13 +277,18 @@ class BaseAgent(ABC):
 
     def _prepare(self, observation, action_mask) -> tuple[np.ndarray, np.ndarray]:
         obs, mask = split_observation(observation, action_mask)
-        if self.num_players is None:
-            self.num_players = infer_num_players(obs.shape[0])
-        expected = observation_layout(self.num_players).size
+        if self.num_players is None or self.challenges is None:
+            n, challenges = infer_table(obs.shape[0])
+            self.num_players = self.num_players or n
+            self.challenges = challenges if self.challenges is None else self.challenges
+        expected = observation_layout(self.num_players, self.challenges).size
         if obs.shape[0] != expected:
+            variant = " with challenges" if self.challenges else ""
             raise ValueError(
-                f"observation has {obs.shape[0]} entries, but a {self.num_players}-player table has {expected}"
+                f"observation has {obs.shape[0]} entries, but a {self.num_players}-player table{variant} has {expected}"
             )
+        if self.challenges:
+            self.seat = int(np.argmax(obs[observation_layout(self.num_players, True).slices["seat"]]))
         if self._config is not None and self._config.num_players != self.num_players:
             raise ValueError(
                 f"agent plays by rules for {self._config.num_players} players, observation is for {self.num_players}"
@@ -213,7 +296,47 @@ class BaseAgent(ABC):
         return obs, mask
 
     def view(self, obs: np.ndarray) -> SeatView:
-        return SeatView.decode(obs, self.num_players)
+        return SeatView.decode(obs, self.num_players, bool(self.challenges))
+
+    def honest(self, seat: SeatView, legal: list[int]) -> list[int]:
+        """The legal moves without bluffs (the challenge variant with `layout: choose`): go-out moves only where
+        the agent's own vocabulary lays every other card, and no bluff candidate."""
+        if not self.challenges:
+            return legal
+        if seat.phase == LAY and seat.candidate_bluff >= 0:
+            honest = [a for a in legal if a != LAY_BASE + seat.candidate_bluff]
+            return honest or legal
+        if seat.phase == DISCARD and any(a >= A.GO_OUT_BASE for a in legal):
+            bits = self.solver.go_out_faces(list(seat.hand))
+            honest = [a for a in legal if a < A.GO_OUT_BASE or bits >> (a - A.GO_OUT_BASE) & 1]
+            return honest or legal
+        return legal
+
+    def challenge_move(self, seat: SeatView, legal: list[int]) -> int:
+        """The challenge phase: challenge the unknown word with the largest positive expected gain, else pass.
+
+        A word in the agent's own vocabulary is never challenged. For one it does not know, the chance that it
+        is invalid comes from the agent's vocabulary's size against the referee's (`coverage` c) and a prior b
+        that a laid word is invalid (`INVALID_PRIOR`, higher when the rules let players bluff): a valid word is
+        unknown with probability 1 - c, an invalid one always, so P(invalid | unknown) = b / (b + (1 - b)(1 - c)).
+        Challenging wins 2 x points against the player who laid it (the word's points turn negative) if the
+        word fails, and costs its points if it stands.
+        """
+        b = INVALID_PRIOR["choose" if self.config.layout == "choose" else "auto"]
+        c = min(max(seat.coverage, 0.0), 1.0)
+        p_invalid = b / (b + (1.0 - b) * (1.0 - c)) if b > 0 else 0.0
+        best, best_gain = A.PASS, 0.0
+        for a in legal:
+            if a < A.CHALLENGE_BASE:
+                continue
+            k, j = A.challenged(a)
+            word = seat.words[k][j]
+            if word.known:
+                continue
+            gain = p_invalid * 2 * word.points - (1.0 - p_invalid) * word.points
+            if gain > best_gain + 1e-9:
+                best, best_gain = a, gain
+        return best if best in legal else legal[0]
 
     def auto_lay(self, seat: SeatView, legal: list[int]) -> int:
         """The lay move of the automatic rule (`laying.lay_key` against what is laid), from the seat's view."""
@@ -229,6 +352,11 @@ class BaseAgent(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(num_players={self.num_players})"
+
+
+INVALID_PRIOR = {"auto": 0.05, "choose": 0.25}
+"""The bots' prior that a laid word is invalid: under `layout: auto` only a vocabulary holding words the
+referee lacks lays one; under `layout: choose` players may bluff."""
 
 
 def legal_list(mask: np.ndarray) -> list[int]:

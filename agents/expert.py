@@ -10,7 +10,7 @@ from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.scoring import bonuses_in_play
 from quiddler_env.core.solver import DiscardOption
 
-from .base import DRAW, LAY, BaseAgent, SeatView, legal_list
+from .base import CHALLENGE, DRAW, LAY, BaseAgent, SeatView, legal_list
 from .hands import with_card
 
 DEFAULT_SAMPLES = 32
@@ -154,6 +154,9 @@ class ExpertAgent(BaseAgent):
         if len(legal) == 1:
             return legal[0]
         seat = self.view(obs)
+        if seat.phase == CHALLENGE:
+            return self.challenge_move(seat, legal)
+        legal = self.honest(seat, legal)
         if seat.phase == DRAW:
             return self._draw(seat, legal)
         if seat.phase == LAY:

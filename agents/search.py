@@ -48,6 +48,12 @@ MAX_CANDIDATES = 2 * NUM_FACES
 """Rows per determinization the rollout batch holds (every discard and go-out at most)."""
 
 
+_NO_CHALLENGES = (
+    "search does not play the challenge variant (challenges: true): its rollouts run on the batched engine, "
+    "which has no challenge phase; use expert, greedy or random there"
+)
+
+
 class SearchAgent(BaseAgent):
     """Determinized rollouts of the round with the compiled greedy bot (see the module docstring)."""
 
@@ -69,6 +75,8 @@ class SearchAgent(BaseAgent):
             raise ValueError(f"search: ms must be a number >= 0 (0: no time cap), got {ms!r}")
         if isinstance(top, bool) or not isinstance(top, int) or top < 1:
             raise ValueError(f"search: top must be a positive integer, got {top!r}")
+        if config is not None and config.challenges:
+            raise ValueError(_NO_CHALLENGES)
         self.samples = samples
         self.ms = float(ms)
         self.top = top
@@ -88,6 +96,8 @@ class SearchAgent(BaseAgent):
 
     def act(self, observation, action_mask=None) -> int:
         obs, mask = self._prepare(observation, action_mask)
+        if self.challenges:
+            raise ValueError(_NO_CHALLENGES)
         legal = legal_list(mask)
         if len(legal) == 1:
             return legal[0]

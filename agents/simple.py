@@ -2,6 +2,10 @@
 
 Both lay their words by the automatic rule (`layout: choose`: the lay move the engine's
 `layout: auto` would make), so the choice of layout is never what separates them.
+
+In the challenge variant random plays every legal move at random (it bluffs, and
+challenges, by chance); greedy lays honestly from its vocabulary and challenges by
+`BaseAgent.challenge_move`.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ import numpy as np
 
 from quiddler_env.core import actions as A
 
-from .base import DRAW, LAY, BaseAgent, legal_list
+from .base import CHALLENGE, DRAW, LAY, BaseAgent, legal_list
 from .hands import with_card
 
 
@@ -22,7 +26,7 @@ class RandomAgent(BaseAgent):
     def act(self, observation, action_mask=None) -> int:
         obs, mask = self._prepare(observation, action_mask)
         legal = np.flatnonzero(mask)
-        if legal[-1] >= A.LAY_BASE:
+        if legal[-1] >= A.LAY_BASE and not self.challenges:
             return self.auto_lay(self.view(obs), legal_list(mask))
         return int(legal[self.rng.integers(legal.size)])
 
@@ -44,6 +48,9 @@ class GreedyAgent(BaseAgent):
         if len(legal) == 1:
             return legal[0]
         seat = self.view(obs)
+        if seat.phase == CHALLENGE:
+            return self.challenge_move(seat, legal)
+        legal = self.honest(seat, legal)
         if seat.phase == LAY:
             return self.auto_lay(seat, legal)
         if seat.phase == DRAW:

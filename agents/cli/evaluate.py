@@ -73,16 +73,35 @@ def _int_or_none(name: str):
     return parse
 
 
+def _bool(name: str):
+    def parse(text: str) -> bool:
+        value = {
+            "true": True,
+            "on": True,
+            "yes": True,
+            "1": True,
+            "false": False,
+            "off": False,
+            "no": False,
+            "0": False,
+        }
+        if text.lower() not in value:
+            raise argparse.ArgumentTypeError(f"{name} must be true or false, got {text!r}")
+        return value[text.lower()]
+
+    return parse
+
+
 def _shown(value: Any) -> str:
     if isinstance(value, (tuple, list)):
-        return " ".join(map(str, value))
+        return " ".join(map(str, value)) or "none"
     return "none" if value is None else str(value)
 
 
 def add_rule_option(group: argparse._ArgumentGroup, option: RuleOption) -> None:
     """One rule flag, its type and help from the QuiddlerConfig field's declaration."""
     text = option.help
-    if option.choices and option.kind != "choice":  # a choice's metavar lists them
+    if option.choices and option.kind not in ("choice", "bool"):  # their metavars list them
         text += f"; one of {', '.join(map(str, option.choices))}"
     text += f" (default {_shown(option.default)})"
     kwargs: dict[str, Any] = {"help": text.replace("%", "%%")}
@@ -96,6 +115,10 @@ def add_rule_option(group: argparse._ArgumentGroup, option: RuleOption) -> None:
         kwargs.update(metavar="{" + ",".join(map(str, option.choices)) + "}")
     elif option.kind == "text":
         kwargs.update(metavar="TEXT")
+    elif option.kind == "texts":
+        kwargs.update(nargs="+", metavar="TEXT")
+    elif option.kind == "bool":
+        kwargs.update(type=_bool(option.name.replace("_", " ")), metavar="{true,false}")
     else:
         raise ValueError(f"rule option {option.name}: no command-line form for kind {option.kind!r}")
     # Absent unless given, so a given `none` (no turn cap) is told apart from an option not given.

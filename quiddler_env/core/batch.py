@@ -120,6 +120,11 @@ class BatchGame:
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
         self.config = config or QuiddlerConfig()
+        if self.config.challenges:
+            raise ValueError(
+                "the batched engine does not play the challenge variant (challenges: true); "
+                "play it with QuiddlerGame, the AEC env, or Quiddler-v0 with a non-batched vector env"
+            )
         self.solver = solver or get_solver(load_dictionary(self.config.dictionary), self.config.min_word_cards)
         self.num_games = int(num_games)
         n = self.num_players = self.config.num_players

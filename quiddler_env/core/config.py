@@ -16,6 +16,9 @@ key, the value and what is allowed.
 | `dictionary` | "enable" | "enable" or a word-list path | the words in play |
 | `turn_cap` | 30 | positive int or None | house rule: after this many turns each in one round with nobody out, every player lays and the round is scored |
 | `layout` | "auto" | "auto", "choose" | how a player lays its words: the bonus-aware best response to the layouts already laid, or its own choice among its Pareto-best layouts (`laying`) |
+| `challenges` | False | False, True | the challenge variant (`challenges`): seats with their own vocabularies lay words the referee may reject, and challenge each other's words before the round is scored |
+| `vocabularies` | () | one entry for every seat, or one per seat | with `challenges`: each seat's words: `referee` (the `dictionary`), `enable`, a word-list path, or `SOURCE:P:SEED` (a seeded subset of SOURCE, each word kept with probability P); () gives every seat the referee's list |
+| `failed_go_out_penalty` | 0 | any int >= 0 | with `challenges`: points the player who went out loses when one of its words fails a challenge (a house rule the rule books leave open) |
 """
 
 from __future__ import annotations
@@ -39,9 +42,12 @@ GO_OUT = ("optional", "forced")
 LAYOUT = ("auto", "choose")
 
 
-RULE_KINDS = ("int", "ints", "choice", "text", "int_or_none")
+VARIANT_FIELDS = ("challenges", "vocabularies", "failed_go_out_penalty")
+"""The challenge variant's fields (`to_dict` leaves them out when `challenges` is off)."""
+
+RULE_KINDS = ("int", "ints", "choice", "text", "int_or_none", "bool", "texts")
 """How a rule option is written on a command line: an integer, a list of integers, one of its
-`choices`, a text, or an integer or `none`."""
+`choices`, a text, an integer or `none`, true or false, or a list of texts."""
 
 
 def _rule(help: str, cli: str | None = "int", choices: tuple | None = None) -> dict[str, Any]:
@@ -106,6 +112,27 @@ class QuiddlerConfig:
         ),
     )
 
+    challenges: bool = field(
+        default=False,
+        metadata=_rule(
+            "the challenge variant: per-seat vocabularies, bluffing, a challenge phase before scoring",
+            cli="bool",
+            choices=(False, True),
+        ),
+    )
+    vocabularies: tuple[str, ...] = field(
+        default=(),
+        metadata=_rule(
+            "with challenges: each seat's words, one entry for all or one per seat: referee, enable, a word-list "
+            "path, or SOURCE:P:SEED (a seeded subset); none given: the referee's list",
+            cli="texts",
+        ),
+    )
+    failed_go_out_penalty: int = field(
+        default=0,
+        metadata=_rule("with challenges: points the player who went out loses when one of its words fails"),
+    )
+
     def __post_init__(self) -> None:
         def bad(name: str, value: Any, allowed: str) -> ValueError:
             return ValueError(f"config key {name!r}: bad value {value!r}; allowed: {allowed}")
@@ -143,6 +170,33 @@ class QuiddlerConfig:
             raise bad("turn_cap", self.turn_cap, "a positive integer, or null for no cap")
         if self.layout not in LAYOUT:
             raise bad("layout", self.layout, ", ".join(LAYOUT))
+        if not isinstance(self.challenges, bool):
+            raise bad("challenges", self.challenges, "true or false")
+        vocabularies = self.vocabularies
+        if isinstance(vocabularies, (str, os.PathLike)):
+            vocabularies = (vocabularies,)  # one entry: every seat's
+        if vocabularies is None:
+            vocabularies = ()
+        if not hasattr(vocabularies, "__iter__") or not all(isinstance(v, (str, os.PathLike)) for v in vocabularies):
+            raise bad("vocabularies", self.vocabularies, "a list of vocabulary specs (texts)")
+        vocabularies = tuple(str(v) for v in vocabularies)
+        if vocabularies and not self.challenges:
+            raise bad("vocabularies", self.vocabularies, "none without challenges: true (only the variant has them)")
+        if len(vocabularies) not in (0, 1, self.num_players):
+            raise bad(
+                "vocabularies", self.vocabularies, f"one entry for every seat, or {self.num_players} (one per seat)"
+            )
+        from .vocabulary import check_vocabulary_spec  # the spec's grammar is declared there, beside its reader
+
+        for spec in vocabularies:
+            problem = check_vocabulary_spec(spec)
+            if problem:
+                raise bad("vocabularies", spec, problem)
+        object.__setattr__(self, "vocabularies", vocabularies)
+        if not _is_int(self.failed_go_out_penalty) or self.failed_go_out_penalty < 0:
+            raise bad("failed_go_out_penalty", self.failed_go_out_penalty, "an integer >= 0")
+        if self.failed_go_out_penalty and not self.challenges:
+            raise bad("failed_go_out_penalty", self.failed_go_out_penalty, "0 without challenges: true")
 
     @property
     def num_rounds(self) -> int:
@@ -180,10 +234,21 @@ class QuiddlerConfig:
         return cls.from_mapping(read_yaml_mapping(path, what="config file"))
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain types, ready for YAML or JSON."""
+        """Plain types, ready for YAML or JSON. The challenge variant's keys appear only when it is on, so
+        the records of every other game read as they always did."""
         out = dataclasses.asdict(self)
         out["hand_sizes"] = list(self.hand_sizes)
+        out["vocabularies"] = list(self.vocabularies)
+        if not self.challenges:
+            for name in VARIANT_FIELDS:
+                del out[name]
         return out
+
+    def seat_vocabulary(self, seat: int) -> str:
+        """The vocabulary spec of `seat` (with `challenges`; the referee's list when none is given)."""
+        if not self.vocabularies:
+            return "referee"
+        return self.vocabularies[0] if len(self.vocabularies) == 1 else self.vocabularies[seat]
 
 
 def _is_int(value: Any) -> bool:

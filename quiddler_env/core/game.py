@@ -16,6 +16,17 @@ first player. `laid[p]` is public from that moment. With `layout: auto` the engi
 lays for the player (`laying.auto_layout`: the bonus-aware best response to what is
 already laid); with `layout: choose` the player's next decision is a lay move
 (`Phase.LAY`, actions `64 + k` over `candidates`).
+
+Challenges (`challenges: true`, rule book section 7): each seat has its own
+vocabulary (`seat_solvers`); its go-out moves and layouts come from it, and the
+referee (`solver`, the `dictionary`) judges only challenged words. With `layout:
+choose` a seat may also bluff: its candidates end with its best bluff
+(`laying.best_bluff`), and every discard that leaves a claimable hand may go out.
+After everyone has laid comes `Phase.CHALLENGE`: in seat order from the player
+after the one who went out (after a turn cap, from the round's first player),
+each player challenges words of the others one action at a time, or passes,
+which ends its part; a player with nothing left to challenge is skipped. A word
+is challenged once. The round is scored when the last has passed (`scoring`).
 """
 
 from __future__ import annotations
@@ -27,11 +38,12 @@ import numpy as np
 
 from . import actions as A
 from . import laying
-from .cards import DECK_SIZE, NUM_FACES, POINTS, new_deck, parse_hand
+from .cards import DECK_SIZE, FACE_INDEX, NUM_FACES, POINTS, new_deck, parse_hand
 from .config import QuiddlerConfig
 from .dictionary import load_dictionary
-from .scoring import RoundResult, score_round
+from .scoring import Challenge, RoundResult, score_round, word_points
 from .solver import HandSolver, Layout, get_solver
+from .vocabulary import coverage, load_vocabulary
 
 _DECK = np.asarray(new_deck(), dtype=np.int64)
 _FACE_SHIFTS = np.arange(NUM_FACES, dtype=np.int64)
@@ -43,6 +55,8 @@ class Phase(enum.IntEnum):
     GAME_OVER = 2
     LAY = 3
     """`layout: choose`: the current player chooses which of its `candidates` to lay."""
+    CHALLENGE = 4
+    """`challenges: true`: the current player challenges a laid word of another player, or passes."""
 
 
 class IllegalActionError(ValueError):
@@ -56,7 +70,18 @@ class QuiddlerGame:
         self.config = config or QuiddlerConfig()
         self.solver = solver or get_solver(load_dictionary(self.config.dictionary), self.config.min_word_cards)
         self.num_players = self.config.num_players
-        self.num_actions = A.num_actions(self.config.layout)
+        self.num_actions = A.num_actions(self.config.layout, self.config.challenges)
+        self.challenges = self.config.challenges
+        self.bluffing = self.challenges and self.config.layout == "choose"
+        if self.challenges:
+            cfg = self.config
+            self.seat_solvers = tuple(
+                get_solver(load_vocabulary(cfg.seat_vocabulary(p), cfg.dictionary), cfg.min_word_cards)
+                for p in range(self.num_players)
+            )
+        else:
+            self.seat_solvers = (self.solver,) * self.num_players
+        """Each seat's solver over its own vocabulary (the referee's `solver` for every seat without challenges)."""
         self.phase = Phase.GAME_OVER
 
     # -- setting up ------------------------------------------------------------------
@@ -78,6 +103,8 @@ class QuiddlerGame:
         self.round = 0
         self.dealer = n - 1
         self.round_history: list[list[RoundResult]] = []
+        self.challenge_history: list[list[Challenge]] = []
+        """Per scored round, its challenges (empty lists without `challenges: true`)."""
         self.last_round_results: list[RoundResult] | None = None
         self.rounds_completed = 0
         self._start_round()
@@ -119,7 +146,12 @@ class QuiddlerGame:
         self.lay_order: list[int] = []
         self.candidates: tuple[Layout, ...] = ()
         """In the lay phase: the current player's candidate layouts (lay move k lays candidates[k])."""
+        self.candidate_bluff: int | None = None
+        """In the lay phase with bluffing: the index of the bluff among `candidates` (None if it has none)."""
         self._lay_queue: list[int] = []
+        self.challenge_log: list[Challenge] = []
+        """The challenges made this round, in order, with the referee's verdicts (public once made)."""
+        self._challenge_queue: list[int] = []
 
     # -- questions ----------------------------------------------------------------------
 
@@ -137,14 +169,44 @@ class QuiddlerGame:
         if self.phase != Phase.DISCARD or self.went_out is not None:
             return 0
         if self._go_out_bits is None:
-            self._go_out_bits = self.solver.go_out_faces(self.hands[self.current_player])
+            hand = self.hands[self.current_player]
+            bits = self.honest_go_out_faces()
+            if self.bluffing and sum(hand) - 1 >= self.config.min_word_cards:
+                bits = sum(1 << f for f in range(NUM_FACES) if hand[f])  # the rest can be claimed as words
+            self._go_out_bits = bits
         return self._go_out_bits
+
+    def honest_go_out_faces(self) -> int:
+        """Bit f set iff the current player may go out discarding f with words its vocabulary knows."""
+        if self.phase != Phase.DISCARD or self.went_out is not None:
+            return 0
+        return self.seat_solvers[self.current_player].go_out_faces(self.hands[self.current_player])
+
+    def vocabulary_coverage(self, player: int) -> float:
+        """The size of `player`'s vocabulary against the referee's (1.0 without challenges)."""
+        if not self.challenges:
+            return 1.0
+        return coverage(self.seat_solvers[player].dictionary, self.solver.dictionary)
+
+    def challengeable(self, player: int) -> list[tuple[int, int]]:
+        """(seat, word) of every laid word of another player that `player` may challenge now."""
+        done = {(c.player, c.word) for c in self.challenge_log}
+        n = self.num_players
+        out = []
+        for k in range(1, n):
+            q = (player + k) % n
+            layout = self.laid[q]
+            if layout is not None:
+                out.extend((q, j) for j in range(layout.n_words) if (q, j) not in done)
+        return out
 
     def legal_action_mask(self) -> np.ndarray:
         """int8 mask over the `num_actions` actions (64, or 64 + K with `layout: choose`)."""
         mask = np.zeros(self.num_actions, dtype=np.int8)
         if self.phase == Phase.LAY:
             mask[A.LAY_BASE : A.LAY_BASE + len(self.candidates)] = 1
+        elif self.phase == Phase.CHALLENGE:
+            mask[self.legal_actions()] = 1
         elif self.phase == Phase.DRAW:
             mask[A.TAKE_DISCARD] = 1
             if self.draw_pile or len(self.discard_pile) > 1:
@@ -153,7 +215,7 @@ class QuiddlerGame:
             bits = self.go_out_faces()
             if bits:
                 mask[A.GO_OUT_BASE : A.NUM_ACTIONS] = (bits >> _FACE_SHIFTS) & 1
-            if not (bits and self.config.go_out == "forced"):
+            if not (self.config.go_out == "forced" and self.honest_go_out_faces()):
                 mask[A.DISCARD_BASE : A.GO_OUT_BASE] = self.hands[self.current_player]
                 np.minimum(mask, 1, out=mask)
         return mask
@@ -167,16 +229,21 @@ class QuiddlerGame:
             return []
         if self.phase == Phase.LAY:
             return [A.lay(k) for k in range(len(self.candidates))]
-        hand = self.hands[self.current_player]
+        p, n = self.current_player, self.num_players
+        if self.phase == Phase.CHALLENGE:
+            return [A.PASS] + sorted(A.challenge((q - p) % n, j) for q, j in self.challengeable(p))
+        hand = self.hands[p]
         bits = self.go_out_faces()
         go = [A.GO_OUT_BASE + f for f in range(NUM_FACES) if bits >> f & 1]
-        if go and self.config.go_out == "forced":
+        if go and self.config.go_out == "forced" and self.honest_go_out_faces():
             return go
         return [A.DISCARD_BASE + f for f in range(NUM_FACES) if hand[f]] + go
 
     def is_legal(self, action: int) -> bool:
         if self.phase == Phase.LAY:
             return A.LAY_BASE <= action < A.LAY_BASE + len(self.candidates)
+        if self.phase == Phase.CHALLENGE:
+            return action in self.legal_actions()
         if self.phase == Phase.DRAW:
             return action == A.TAKE_DISCARD or (
                 action == A.DRAW_PILE and (len(self.draw_pile) > 0 or len(self.discard_pile) > 1)
@@ -185,7 +252,7 @@ class QuiddlerGame:
             return False
         if action >= A.GO_OUT_BASE:
             return bool(self.go_out_faces() >> (action - A.GO_OUT_BASE) & 1)
-        if self.config.go_out == "forced" and self.go_out_faces():
+        if self.config.go_out == "forced" and self.honest_go_out_faces():
             return False
         return self.hands[self.current_player][action - A.DISCARD_BASE] > 0
 
@@ -218,7 +285,14 @@ class QuiddlerGame:
         if self.phase == Phase.LAY:
             self._lay(p, self.candidates[action - A.LAY_BASE])
             self.candidates = ()
+            self.candidate_bluff = None
             return self._lay_next(p)  # the next to lay, or the next seat's turn, or the round's end
+        if self.phase == Phase.CHALLENGE:
+            if action == A.PASS:
+                self._challenge_queue.pop(0)
+            else:
+                self._challenge(p, *A.challenged(action))
+            return self._challenge_next()
         if self.phase == Phase.DRAW:
             if action == A.DRAW_PILE:
                 if not self.draw_pile:
@@ -260,19 +334,44 @@ class QuiddlerGame:
         while self._lay_queue:
             q = self._lay_queue[0]
             goes_out = q == self.went_out
+            solver = self.seat_solvers[q]
             if self.config.layout == "choose":
                 self.current_player = q
-                self.candidates = laying.candidates(self.solver, self.hands[q], goes_out=goes_out)
+                self.candidates = laying.candidates(solver, self.hands[q], goes_out=goes_out, bluff=self.bluffing)
+                honest = len(solver.layout_front(self.hands[q], full_only=goes_out)[: laying.MAX_CANDIDATES - 1])
+                self.candidate_bluff = honest if self.bluffing and len(self.candidates) > honest else None
                 self.phase = Phase.LAY
                 return None
             # The rule weighs figures only: build just the layout it picks.
-            figures = self.solver.front_figures(self.hands[q], full_only=goes_out)
+            figures = solver.front_figures(self.hands[q], full_only=goes_out)
             k = laying.auto_index(figures, self.laid_layouts(), self.config, self.num_players)
-            self._lay(q, self.solver.front_layout(self.hands[q], k, full_only=goes_out))
+            self._lay(q, solver.front_layout(self.hands[q], k, full_only=goes_out))
         if all(layout is not None for layout in self.laid):
+            if self.challenges:
+                first = self.went_out + 1 if self.went_out is not None else self.dealer + 1
+                self._challenge_queue = [(first + k) % self.num_players for k in range(self.num_players)]
+                return self._challenge_next()
             return self._end_round()
         self.current_player = (p + 1) % self.num_players
         self.phase = Phase.DRAW
+        return None
+
+    def _challenge(self, p: int, seat: int, word: int) -> None:
+        q = (p + seat) % self.num_players
+        faces = self.laid[q].words[word]
+        cards = [FACE_INDEX[f] for f in faces]
+        # The referee's verdict: the word stands if its cards spell a word of the referee's list.
+        valid = self.solver.dictionary.lookup(cards) >= 0
+        self.challenge_log.append(Challenge(p, q, word, self.laid[q].spelled[word], word_points(faces), valid))
+
+    def _challenge_next(self) -> list[RoundResult] | None:
+        """The next challenger with something to challenge, or the round's end."""
+        while self._challenge_queue and not self.challengeable(self._challenge_queue[0]):
+            self._challenge_queue.pop(0)
+        if not self._challenge_queue:
+            return self._end_round()
+        self.current_player = self._challenge_queue[0]
+        self.phase = Phase.CHALLENGE
         return None
 
     def _lay(self, q: int, layout: Layout) -> None:
@@ -295,9 +394,17 @@ class QuiddlerGame:
         self.reshuffles += 1
 
     def _end_round(self) -> list[RoundResult]:
-        results = score_round(self.laid, self.totals, self.config, went_out=self.went_out, lay_order=self.lay_order)
+        results = score_round(
+            self.laid,
+            self.totals,
+            self.config,
+            went_out=self.went_out,
+            lay_order=self.lay_order,
+            challenges=self.challenge_log,
+        )
         self.totals = [r.total for r in results]
         self.round_history.append(results)
+        self.challenge_history.append(list(self.challenge_log))
         self.last_round_results = results
         self.rounds_completed += 1
         if self.round + 1 < self.config.num_rounds:

@@ -42,12 +42,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .config import QuiddlerConfig
+from .cards import FACE_INDEX, FACES, NUM_FACES, POINTS
+from .config import MAX_HAND_SIZE, QuiddlerConfig
 from .scoring import bonuses_in_play
 from .solver import Figures, HandSolver, Layout
 
 MAX_CANDIDATES = 16
 """K: the most candidate layouts a player chooses among (the largest front measured is 9)."""
+MAX_LAID_WORDS = MAX_HAND_SIZE
+"""The most words one layout holds: a player lays at most a dealt hand's cards, each word one card or more."""
 
 
 def _figure(layout: Layout, bonus: str) -> int:
@@ -95,7 +98,56 @@ def auto_layout(front: Sequence[Layout], laid: Sequence[Layout], config: Quiddle
     return front[auto_index(front, laid, config, num_players)]
 
 
-def candidates(solver: HandSolver, counts: Sequence[int], *, goes_out: bool) -> tuple[Layout, ...]:
-    """A player's candidate layouts: the front (laying every card if it goes out), its first `MAX_CANDIDATES`."""
+def candidates(solver: HandSolver, counts: Sequence[int], *, goes_out: bool, bluff: bool = False) -> tuple[Layout, ...]:
+    """A player's candidate layouts: the front (laying every card if it goes out), its first `MAX_CANDIDATES`.
+
+    `bluff` (the challenge variant with `layout: choose`): the front's first K - 1 and, last, the best bluff
+    (`best_bluff`), if the hand has one.
+    """
     front = solver.layout_front(counts, full_only=goes_out)
-    return front[:MAX_CANDIDATES]
+    if not bluff:
+        return front[:MAX_CANDIDATES]
+    claim = best_bluff(solver, counts)
+    return front[: MAX_CANDIDATES - 1] + ((claim,) if claim is not None else ())
+
+
+def best_bluff(solver: HandSolver, counts: Sequence[int]) -> Layout | None:
+    """The challenge variant's bluff: a layout laying every card, the cards the player's vocabulary cannot place
+    claimed as one more word (spelled in face order).
+
+    Of the honest layouts on the hand's front (and laying nothing, which claims the whole hand), the one that
+    risks the fewest points: the highest score, first in the front's order, whose leftover cards can be a word
+    (at least `min_word_cards` of them). None if there is no such leftover: a hand that lays out honestly
+    has no bluff to make beyond what the leftover allows.
+    """
+    n_cards = sum(counts)
+    whole = Layout(
+        words=(),
+        spelled=(),
+        unused=tuple(FACES[f] for f in range(NUM_FACES) for _ in range(counts[f])),
+        score=-sum(POINTS[f] * c for f, c in enumerate(counts)),
+        card_points=0,
+        unused_points=sum(POINTS[f] * c for f, c in enumerate(counts)),
+    )
+    best = None
+    for base in (*solver.layout_front(counts), whole):
+        left = len(base.unused)
+        if left and solver.min_cards <= left <= n_cards and (best is None or base.score > best.score):
+            best = base
+    if best is None:
+        return None
+    claimed = tuple(sorted(best.unused, key=FACE_INDEX.__getitem__))
+    points = best.unused_points
+    return Layout(
+        words=best.words + (claimed,),
+        spelled=best.spelled + ("".join(f.lower() for f in claimed),),
+        unused=(),
+        score=best.card_points + points,
+        card_points=best.card_points + points,
+        unused_points=0,
+    )
+
+
+def is_bluff(layout: Layout, vocabulary: HandSolver) -> bool:
+    """Does `layout` hold a word the vocabulary does not know (by its cards)."""
+    return any(vocabulary.dictionary.lookup([FACE_INDEX[f] for f in word]) < 0 for word in layout.words)

@@ -10,7 +10,7 @@ import numpy as np
 
 from .cards import NUM_FACES
 from .config import MAX_HAND_SIZE
-from .laying import MAX_CANDIDATES
+from .laying import MAX_CANDIDATES, MAX_LAID_WORDS
 
 TOTAL_SCALE = 100.0
 LETTERS_SCALE = 2.0 * MAX_HAND_SIZE
@@ -25,6 +25,7 @@ class ObservationLayout:
     num_players: int
     slices: dict[str, slice]
     size: int
+    challenges: bool = False
 
     def view(self, vector: np.ndarray) -> dict[str, np.ndarray]:
         """Split an observation vector into its named slices (views, no copy).
@@ -38,15 +39,22 @@ class ObservationLayout:
         out["laid_cards"] = out["laid_cards"].reshape(n, NUM_FACES)
         out["laid_figures"] = out["laid_figures"].reshape(n, 3)
         out["candidates"] = out["candidates"].reshape(MAX_CANDIDATES, 3)
+        if self.challenges:
+            w = MAX_LAID_WORDS
+            out["word_cards"] = out["word_cards"].reshape(n, w, NUM_FACES)
+            out["word_figures"] = out["word_figures"].reshape(n, w, 2)
+            for name in ("word_known", "word_challenged", "word_failed"):
+                out[name] = out[name].reshape(n, w)
+            out["challenge_record"] = out["challenge_record"].reshape(n, 3)
         return out
 
 
-_LAYOUTS: dict[int, ObservationLayout] = {}
+_LAYOUTS: dict[tuple[int, bool], ObservationLayout] = {}
 
 
-def observation_layout(num_players: int) -> ObservationLayout:
-    """The slice table for `num_players` (cached)."""
-    layout = _LAYOUTS.get(num_players)
+def observation_layout(num_players: int, challenges: bool = False) -> ObservationLayout:
+    """The slice table for `num_players`, with the challenge variant's slices after the others (cached)."""
+    layout = _LAYOUTS.get((num_players, challenges))
     if layout is None:
         n = num_players
         sizes = [
@@ -70,9 +78,23 @@ def observation_layout(num_players: int) -> ObservationLayout:
             ("laid_figures", 3 * n),
             ("candidates", 3 * MAX_CANDIDATES),
         ]
+        if challenges:
+            w = n * MAX_LAID_WORDS
+            sizes += [
+                ("seat", n),
+                ("vocabulary_coverage", 1),
+                ("challenging", 1),
+                ("candidate_bluff", MAX_CANDIDATES),
+                ("word_cards", NUM_FACES * w),
+                ("word_figures", 2 * w),
+                ("word_known", w),
+                ("word_challenged", w),
+                ("word_failed", w),
+                ("challenge_record", 3 * n),
+            ]
         slices, start = {}, 0
         for name, size in sizes:
             slices[name] = slice(start, start + size)
             start += size
-        layout = _LAYOUTS[num_players] = ObservationLayout(n, slices, start)
+        layout = _LAYOUTS[num_players, challenges] = ObservationLayout(n, slices, start, challenges)
     return layout

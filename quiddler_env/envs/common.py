@@ -27,6 +27,7 @@ from ..core.cards import COUNTS, FACES, NUM_FACES, POINTS
 from ..core.config import QuiddlerConfig
 from ..core.files import read_yaml_mapping
 from ..core.game import IllegalActionError, Phase, QuiddlerGame
+from ..core.laying import MAX_LAID_WORDS
 from ..core.scoring import RoundResult
 from .observation import TOTAL_SCALE, observation_layout
 
@@ -444,7 +445,7 @@ def resolve_options(
 def observation_bounds(config: QuiddlerConfig) -> tuple[np.ndarray, np.ndarray]:
     """Per-entry (low, high) float32 bounds of the observation vector under `config`."""
     n = config.num_players
-    layout = observation_layout(n)
+    layout = observation_layout(n, config.challenges)
     s = layout.slices
     low = np.zeros(layout.size, dtype=np.float32)
     high = np.ones(layout.size, dtype=np.float32)
@@ -465,6 +466,10 @@ def observation_bounds(config: QuiddlerConfig) -> tuple[np.ndarray, np.ndarray]:
     worst = 0 if config.score_floor != "none" else -best
     low[s["totals"]] = worst / TOTAL_SCALE
     high[s["totals"]] = best / TOTAL_SCALE
+    if config.challenges:
+        high[s["word_cards"]] = np.tile(counts, n * MAX_LAID_WORDS)
+        high[s["word_figures"].start : s["word_figures"].stop : 2] = points
+        high[s["challenge_record"]] = (n - 1) * MAX_LAID_WORDS  # every word of the others, challenged once
     return low, high
 
 
@@ -475,7 +480,7 @@ def observation_box(config: QuiddlerConfig) -> spaces.Box:
 
 def action_mask_box(config: QuiddlerConfig | None = None) -> spaces.Box:
     """The mask's space: one int8 per action of the table under `config`'s layout rule."""
-    size = A.num_actions(config.layout if config is not None else "auto")
+    size = A.num_actions(config.layout, config.challenges) if config is not None else A.NUM_ACTIONS
     return spaces.Box(low=0, high=1, shape=(size,), dtype=np.int8)
 
 
@@ -490,7 +495,7 @@ _DRAW_MASKS = {
     (d, t, size): _draw_mask(d, t, size)
     for d in (False, True)
     for t in (False, True)
-    for size in {A.num_actions(layout) for layout in ("auto", "choose")}
+    for size in {A.num_actions(layout, challenges) for layout in ("auto", "choose") for challenges in (False, True)}
 }
 
 
@@ -565,7 +570,7 @@ def render_table(game: QuiddlerGame, names: Sequence[str], shown: Sequence[int],
         winners = ", ".join(names[p] for p in game.winners())
         lines.append(f"Quiddler: game over after {game.rounds_completed} round(s); winner(s): {winners}")
     else:
-        phase = "draw" if game.phase == Phase.DRAW else "discard"
+        phase = game.phase.name.lower()
         final = "  [final turns]" if game.went_out is not None else ""
         lines.append(
             f"Quiddler round {game.round + 1}/{cfg.num_rounds} ({game.hand_size} cards), dealer {names[game.dealer]}, "

@@ -30,15 +30,33 @@ discard pile and must still hold; the draw pile only as its size.
 
 A player who has not laid shows nothing in the laid slices; the candidates are the
 observing player's own, and only in its lay phase.
+
+With `challenges: true` these slices follow (W = `laying.MAX_LAID_WORDS` = 11 word slots per seat):
+
+| slice | size | content | scale |
+|---|---|---|---|
+| `seat` | n | own seat, one-hot (vocabularies are per seat, so a seat knows which it has) | 0/1 |
+| `vocabulary_coverage` | 1 | own vocabulary's size against the referee's list (at most 1) | ratio |
+| `challenging` | 1 | 1 in own turn of the challenge phase | 0/1 |
+| `candidate_bluff` | K | in the lay phase: 1 at the candidate that is the bluff (`laying.best_bluff`) | 0/1 |
+| `word_cards` | 31*W*n | per seat (own first, then relative seats), per laid word in its order: the word's cards | raw count |
+| `word_figures` | 2*W*n | each laid word's card points and letters | / 100, / 22 |
+| `word_known` | W*n | the word is in the observing seat's own vocabulary (its knowledge, not the referee's) | 0/1 |
+| `word_challenged` | W*n | the word has been challenged this round | 0/1 |
+| `word_failed` | W*n | the word was challenged and the referee rejected it | 0/1 |
+| `challenge_record` | 3*n | per seat (own first): challenges made, won and lost this round | raw count |
+
+The referee's verdict on a word appears only once the word is challenged.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..core.cards import COUNTS, DECK_SIZE, FACE_INDEX, NUM_FACES
+from ..core.cards import COUNTS, DECK_SIZE, FACE_INDEX, NUM_FACES, POINTS
 from ..core.config import MAX_HAND_SIZE
 from ..core.game import Phase, QuiddlerGame
+from ..core.laying import MAX_LAID_WORDS
 from ..core.observation_slices import (  # the slice table, declared in core so the batched engine shares it
     LETTERS_SCALE,
     TOTAL_SCALE,
@@ -65,7 +83,7 @@ _DECK_COUNTS = np.asarray(COUNTS, dtype=np.float32)
 def encode_observation(game: QuiddlerGame, player: int) -> np.ndarray:
     """The float32 observation vector of `player` in the current state of `game`."""
     n = game.num_players
-    layout = observation_layout(n)
+    layout = observation_layout(n, game.challenges)
     s = layout.slices
     obs = np.zeros(layout.size, dtype=np.float32)
     hand = game.hands[player]
@@ -112,7 +130,41 @@ def encode_observation(game: QuiddlerGame, player: int) -> np.ndarray:
     obs[s["seat_from_dealer"].start + (player - game.dealer) % n] = 1.0
     cap = game.config.turn_cap
     obs[s["turns_this_round"]] = game.turns_this_round / (cap * n) if cap else 0.0
+    if game.challenges:
+        _encode_challenges(game, player, obs, s)
     return obs
+
+
+def _encode_challenges(game: QuiddlerGame, player: int, obs: np.ndarray, s: dict[str, slice]) -> None:
+    """The challenge variant's slices (see the module's table)."""
+    n, w = game.num_players, MAX_LAID_WORDS
+    obs[s["seat"].start + player] = 1.0
+    obs[s["vocabulary_coverage"]] = game.vocabulary_coverage(player)
+    if game.phase == Phase.CHALLENGE and game.current_player == player:
+        obs[s["challenging"]] = 1.0
+    if game.phase == Phase.LAY and game.current_player == player and game.candidate_bluff is not None:
+        obs[s["candidate_bluff"].start + game.candidate_bluff] = 1.0
+    known = game.seat_solvers[player].dictionary
+    verdicts = {(c.player, c.word): c.valid for c in game.challenge_log}
+    for seat in game.lay_order:
+        k = (seat - player) % n
+        for j, word in enumerate(game.laid[seat].words):
+            slot = k * w + j
+            cards = [FACE_INDEX[f] for f in word]
+            start = s["word_cards"].start + slot * NUM_FACES
+            np.add.at(obs[start : start + NUM_FACES], cards, 1.0)
+            figures = s["word_figures"].start + 2 * slot
+            obs[figures] = sum(POINTS[f] for f in cards) / TOTAL_SCALE
+            obs[figures + 1] = len(game.laid[seat].spelled[j]) / LETTERS_SCALE
+            obs[s["word_known"].start + slot] = float(known.lookup(cards) >= 0)
+            if (seat, j) in verdicts:
+                obs[s["word_challenged"].start + slot] = 1.0
+                obs[s["word_failed"].start + slot] = float(not verdicts[seat, j])
+    record = s["challenge_record"].start
+    for c in game.challenge_log:
+        k = (c.challenger - player) % n
+        obs[record + 3 * k] += 1.0
+        obs[record + 3 * k + (2 if c.valid else 1)] += 1.0
 
 
 def layout_counts(layout: Layout) -> np.ndarray:

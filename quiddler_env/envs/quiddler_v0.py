@@ -217,6 +217,7 @@ from ..core.game import QuiddlerGame
 from ..core.scoring import RoundResult
 from . import common
 from .common import IllegalActionError
+from .observation import encode_observation
 
 ILLEGAL_MOVE_REWARD = -1
 
@@ -384,6 +385,9 @@ class raw_env(AECEnv, EzPickle):
     step plays the move and computes the next mover's observation and legal moves. `game` is the game as a
     `QuiddlerGame` (a copy, for reading: the rules' readable reference, which the batched engine replays
     exactly, `tests/test_batch_parity.py`).
+
+    The challenge variant (`challenges: true`) is not in the batched engine: there the env plays a
+    `QuiddlerGame` itself, seeded with the same per-episode seed (`core.batch.game_seed`).
     """
 
     metadata = {
@@ -405,8 +409,10 @@ class raw_env(AECEnv, EzPickle):
         self.render_view = opts["render_view"]
         self.max_cycles = opts["max_cycles"]
 
-        batch = self._batch = BatchGame(self.config, num_games=1)
-        self.num_actions = batch.num_actions
+        # The variant plays a QuiddlerGame (`_game`); every other game the batched engine (`_batch`).
+        self._game = QuiddlerGame(self.config) if self.config.challenges else None
+        batch = self._batch = BatchGame(self.config, num_games=1) if self._game is None else None
+        self.num_actions = batch.num_actions if batch is not None else self._game.num_actions
         n = self.num_players = self.config.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {agent: i for i, agent in enumerate(self.possible_agents)}
@@ -420,10 +426,11 @@ class raw_env(AECEnv, EzPickle):
         }
         # The current mover's legal moves and observation, refreshed by every move (`batch_kernels.step_view`).
         self._mask = np.zeros(self.num_actions, dtype=np.int8)
-        self._obs = np.zeros(batch.observation_size, dtype=np.float32)
-        self._ints = batch.ints[0]
-        self._state = (batch.cards, batch.ints, batch.rng, batch.go, batch.L, batch.R, batch.sizes, batch.S)
-        self._gain = slice(int(batch.L[K.L_GAIN]), int(batch.L[K.L_GAIN]) + n)
+        if batch is not None:
+            self._obs = np.zeros(batch.observation_size, dtype=np.float32)
+            self._ints = batch.ints[0]
+            self._state = (batch.cards, batch.ints, batch.rng, batch.go, batch.L, batch.R, batch.sizes, batch.S)
+            self._gain = slice(int(batch.L[K.L_GAIN]), int(batch.L[K.L_GAIN]) + n)
         self._seed: int | None = None
         self._episode = 0
         self._round_history: list[list[RoundResult]] = []
@@ -434,6 +441,10 @@ class raw_env(AECEnv, EzPickle):
     @property
     def game(self) -> QuiddlerGame:
         """The game now, as a `QuiddlerGame` (a copy: changing it changes nothing here)."""
+        if self._game is not None:
+            import copy
+
+            return copy.deepcopy(self._game)
         return self._batch.game(0, self._round_history)
 
     # -- spaces ------------------------------------------------------------------------------
@@ -458,11 +469,15 @@ class raw_env(AECEnv, EzPickle):
         else:
             self._episode += 1
         decks = (options or {}).get("decks")
-        if decks is not None:
-            decks = np.asarray([[QuiddlerGame.check_deck(d) for d in decks[: self.config.num_rounds]]])
-        batch = self._batch
-        batch.reset(seeds=np.atleast_1d(game_seed(self._seed, 0, self._episode)).astype(np.uint64), decks=decks)
-        self._view()
+        if self._game is not None:
+            self._game.reset(int(game_seed(self._seed, 0, self._episode)), decks=decks)
+            self._view()
+        else:
+            if decks is not None:
+                decks = np.asarray([[QuiddlerGame.check_deck(d) for d in decks[: self.config.num_rounds]]])
+            batch = self._batch
+            batch.reset(seeds=np.atleast_1d(game_seed(self._seed, 0, self._episode)).astype(np.uint64), decks=decks)
+            self._view()
         self._round_history = []
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -470,7 +485,7 @@ class raw_env(AECEnv, EzPickle):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {agent: {} for agent in self.agents}
-        self.agent_selection = self.possible_agents[int(self._ints[K.I_CUR])]
+        self.agent_selection = self.possible_agents[self._current()]
         self._rewarded = False
         self._num_steps = 0
         self._last_move = None
@@ -481,6 +496,14 @@ class raw_env(AECEnv, EzPickle):
         if not self._has_game:
             raise common.not_started_error("observe()")
         seat = self.agent_name_mapping[agent]
+        if self._game is not None:
+            game = self._game
+            observation = self._obs.copy() if seat == game.current_player else encode_observation(game, seat)
+            mine = agent == self.agent_selection and seat == game.current_player and not game.is_over
+            return {
+                "observation": observation,
+                "action_mask": self._mask.copy() if mine else np.zeros(self.num_actions, dtype=np.int8),
+            }
         ints = self._ints
         if seat == ints[K.I_CUR] and ints[K.I_PHASE] != K.GAME_OVER:
             if agent == self.agent_selection:
@@ -520,6 +543,9 @@ class raw_env(AECEnv, EzPickle):
         if self._rewarded:
             self._clear_rewards()
             self._rewarded = False
+        if self._game is not None:
+            self._step_game(agent, move)
+            return
         ints = self._ints
         player = int(ints[K.I_CUR])
         rounds_before = ints[K.I_ROUNDS_DONE]
@@ -540,8 +566,38 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode == "human":
             self.render()
 
+    def _step_game(self, agent: str, move: int) -> None:
+        """`step` for the challenge variant, on the `QuiddlerGame`."""
+        game = self._game
+        player = game.current_player
+        taken = game.discard_pile[-1] if move == A.TAKE_DISCARD else -1
+        totals_before = list(game.totals)
+        results = game.step(move)
+        self._num_steps += 1
+        self._last_move = (agent, move, taken)
+        self._view()
+        if results is not None:
+            self._score_round(results, totals_before)
+        if game.is_over:
+            self.terminations = dict.fromkeys(self.agents, True)
+            self.agent_selection = self.possible_agents[(player + 1) % self.num_players]
+        else:
+            self.agent_selection = self.possible_agents[game.current_player]
+            if self.max_cycles is not None and self._num_steps >= self.max_cycles * self.num_players:
+                self.truncations = dict.fromkeys(self.agents, True)
+        if self.render_mode == "human":
+            self.render()
+
+    def _current(self) -> int:
+        return self._game.current_player if self._game is not None else int(self._ints[K.I_CUR])
+
     def _view(self) -> None:
         """Compute the mover's legal moves and observation from the game's state (a step does it itself)."""
+        if self._game is not None:
+            game = self._game
+            self._mask = game.legal_action_mask()
+            self._obs = encode_observation(game, game.current_player)
+            return
         b = self._batch
         K.view_row(0, self._mask, self._obs, b.cards, b.ints, b.go, b.L, b.R, b.S, b.obs_starts)
 
@@ -571,14 +627,16 @@ class raw_env(AECEnv, EzPickle):
             raise IllegalActionError(f"illegal action {action!r}{name} for {agent}; legal actions: {legal}")
         return move
 
-    def _score_round(self, results: list[RoundResult]) -> None:
+    def _score_round(self, results: list[RoundResult], totals_before: list[int] | None = None) -> None:
         self._round_history.append(results)
-        gains = self._ints[self._gain]
-        totals_before = [r.total - int(g) for r, g in zip(results, gains, strict=True)]
-        gains[:] = 0
+        if totals_before is None:
+            gains = self._ints[self._gain]
+            totals_before = [r.total - int(g) for r, g in zip(results, gains, strict=True)]
+            gains[:] = 0
         rewards = common.round_rewards(results, totals_before, self.reward_mode, self.reward_scale)
         info = common.round_info(results, len(self._round_history))
-        if self._ints[K.I_PHASE] == K.GAME_OVER:
+        over = self._game.is_over if self._game is not None else self._ints[K.I_PHASE] == K.GAME_OVER
+        if over:
             totals = [r.total for r in results]
             final = common.game_rewards(totals, self.reward_mode, self.reward_scale)
             rewards = [r + f for r, f in zip(rewards, final, strict=True)]

@@ -69,6 +69,7 @@ function formRules() {
     const text = input.value.trim();
     const kind = input.dataset.kind;
     if (kind === "ints") rules[input.name] = text.split(/[\s,]+/).filter(Boolean).map(Number);
+    else if (kind === "texts") rules[input.name] = text.split(/\s+/).filter(Boolean);
     else if (kind === "int") rules[input.name] = Number(text);
     else if (kind === "int_or_none") rules[input.name] = text === "" || text === "none" ? null : Number(text);
     else rules[input.name] = text;

@@ -1,0 +1,86 @@
+"""Seat vocabularies of the challenge variant: the words one player knows.
+
+The referee's word list is the config's `dictionary`; each seat's vocabulary is
+named by a spec in `vocabularies`:
+
+| spec | words |
+|---|---|
+| `referee` | the referee's list itself |
+| `enable` | the shipped ENABLE list |
+| a path | a word-list file (as `dictionary` reads one) |
+| `SOURCE:P:SEED` | a seeded subset of SOURCE (one of the above): each word of it kept with probability P (0 < P <= 1), drawn with `numpy.random.default_rng(SEED)` over the sorted words |
+
+A subset is the same for the same spec on every machine. Its index is built (and
+cached on disk, keyed by its words) like any dictionary's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .dictionary import DEFAULT_NAME, Dictionary, load_dictionary, word_list_identity
+
+REFEREE = "referee"
+
+
+def parse_vocabulary_spec(spec: str) -> tuple[str, float | None, int | None]:
+    """(source, probability, seed) of a spec; probability and seed are None without a subset.
+
+    A ValueError names what is wrong.
+    """
+    parts = str(spec).rsplit(":", 2)
+    if len(parts) == 3:
+        source, p_text, seed_text = parts
+        try:
+            p = float(p_text)
+            seed = int(seed_text)
+        except ValueError:
+            raise ValueError(f"{spec!r} is not SOURCE:P:SEED (P a probability, SEED an integer)") from None
+        if not 0.0 < p <= 1.0:
+            raise ValueError(f"{spec!r}: the probability {p_text} is not in (0, 1]")
+        if seed < 0:
+            raise ValueError(f"{spec!r}: the seed {seed_text} is negative")
+        if not source:
+            raise ValueError(f"{spec!r}: no SOURCE before :P:SEED")
+        return source, p, seed
+    if not str(spec):
+        raise ValueError("an empty vocabulary spec")
+    return str(spec), None, None
+
+
+def check_vocabulary_spec(spec: str) -> str | None:
+    """What is wrong with a spec's form (files are not opened here), or None."""
+    try:
+        parse_vocabulary_spec(spec)
+    except ValueError as exc:
+        return f"a vocabulary spec (referee, enable, a path, or SOURCE:P:SEED): {exc}"
+    return None
+
+
+_SUBSETS: dict[tuple[str, str, float, int], Dictionary] = {}
+
+
+def load_vocabulary(spec: str, referee: str = DEFAULT_NAME) -> Dictionary:
+    """The dictionary a vocabulary spec names, `referee` being the referee's word list (`dictionary`)."""
+    source, p, seed = parse_vocabulary_spec(spec)
+    base = load_dictionary(referee if source == REFEREE else source)
+    if p is None or p == 1.0:
+        return base
+    key = (base.identity, source, p, seed)
+    subset = _SUBSETS.get(key)
+    if subset is None:
+        words = base.words
+        keep = np.random.default_rng(seed).random(len(words)) < p
+        kept = tuple(w for w, k in zip(words, keep.tolist(), strict=True) if k)
+        if not kept:
+            raise ValueError(f"vocabulary {spec!r} keeps no word of {base.name}")
+        identity = word_list_identity(kept)
+        subset = Dictionary(name=spec, identity=identity, source_digest=identity, _words=kept)
+        subset.ensure_index()
+        _SUBSETS[key] = subset
+    return subset
+
+
+def coverage(vocabulary: Dictionary, referee: Dictionary) -> float:
+    """The vocabulary's size against the referee's (at most 1): what a seat knows of its own knowledge."""
+    return min(1.0, len(vocabulary.words) / len(referee.words))
