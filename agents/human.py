@@ -9,6 +9,9 @@ layout, and the legal moves by name and number. Accepted input (any case):
 | `take`, `take E` | take the top card of the discard pile |
 | `discard QU`, `QU` | discard a card |
 | `go out discarding M`, `go out M`, `out M` | discard a card and go out |
+| `lay 2` | lay candidate layout 2 (`layout: choose`) |
+| `challenge +1:2` | the challenge variant: challenge word 2 of the player one seat to the left |
+| `pass` | the challenge variant: challenge no more this round |
 | `1`, `2`, ... | the numbered legal move |
 | `help`, `?` | show the moves again |
 | `quit`, `exit` | leave the game |
@@ -30,7 +33,7 @@ from quiddler_env.core.cards import FACE_INDEX, FACES, POINTS
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.scoring import RoundResult
 
-from .base import DRAW, LAY, BaseAgent, SeatView, legal_list
+from .base import CHALLENGE, DRAW, LAY, BaseAgent, SeatView, legal_list
 
 
 class HumanQuit(SystemExit):
@@ -38,18 +41,26 @@ class HumanQuit(SystemExit):
 
 
 def move_name(action: int, discard_top: int = -1) -> str:
-    """How the human seat names a move: `draw`, `take E`, `discard QU`, `go out discarding M`, `lay 2`."""
+    """How the human seat names a move: `draw`, `take E`, `discard QU`, `go out discarding M`, `lay 2`,
+    `challenge +1:2`, `pass`."""
     if action == A.TAKE_DISCARD:
         return f"take {FACES[discard_top]}" if discard_top >= 0 else "take"
-    if action >= A.LAY_BASE:
+    if action >= A.CHALLENGE_BASE:
+        k, j = A.challenged(action)
+        return f"challenge +{k}:{j + 1}"
+    if A.LAY_BASE <= action < A.PASS:
         return f"lay {action - A.LAY_BASE + 1}"
     return A.action_name(action)
 
 
-_PROMPT = {DRAW: "Draw a card.", LAY: "Lay your words: choose a layout."}
+_PROMPT = {
+    DRAW: "Draw a card.",
+    LAY: "Lay your words: choose a layout.",
+    CHALLENGE: "Challenge a word you doubt, or pass.",
+}
 
 
-_HOW = "type draw, take, discard <card>, go out discarding <card>, lay <n>, a move number, or help"
+_HOW = "type draw, take, discard <card>, go out discarding <card>, lay <n>, challenge +<seat>:<word>, pass, a move number, or help"
 
 
 def _cards(counts: Sequence[int]) -> str:
@@ -106,6 +117,15 @@ class HumanAgent(BaseAgent):
                     f"{who} laid {_cards(cards)}: {figures.score} points, longest word {figures.longest} letters, "
                     f"{figures.n_words} word(s)"
                 )
+        for k, words in enumerate(seat.words):
+            for j, word in enumerate(words, start=1):
+                who = "your" if k == 0 else f"+{k}:"
+                verdict = " FAILED" if word.failed else " stood" if word.challenged else ""
+                known = "you know it" if word.known else "not in your vocabulary"
+                lines.append(
+                    f"  word {who}{j}: {_cards(word.cards)} ({word.points} points, {word.letters} letters; {known})"
+                    f"{' challenged:' + verdict if word.challenged else ''}"
+                )
         lines.append(f"Your hand: {_cards(seat.hand)}")
         layout = self.solver.best_layout(list(seat.hand), counts=True)
         words = ", ".join(w.upper() for w in layout.spelled) or "no words"
@@ -123,7 +143,8 @@ class HumanAgent(BaseAgent):
 
     def candidate_layouts(self, seat: SeatView):
         """The seat's candidates with their words (from its own hand; the observation holds their figures)."""
-        return laying.candidates(self.solver, list(seat.hand), goes_out=seat.went_out == 0)
+        bluff = bool(self.challenges) and self.config.layout == "choose"
+        return laying.candidates(self.solver, list(seat.hand), goes_out=seat.went_out == 0, bluff=bluff)
 
     @staticmethod
     def moves(seat: SeatView, legal: list[int]) -> str:
@@ -153,6 +174,19 @@ class HumanAgent(BaseAgent):
         if words[0].isdigit() and len(words) == 1:
             k = int(words[0])
             return legal[k - 1] if 1 <= k <= len(legal) else f"choose a move number from 1 to {len(legal)}"
+        if words == ["pass"]:
+            if A.PASS not in legal:
+                return "there is nothing to pass now (pass ends your challenges)"
+            return A.PASS
+        if words[0] == "challenge":
+            target = "".join(words[1:]).lstrip("+")
+            seat_text, _, word_text = target.partition(":")
+            if not (seat_text.isdigit() and word_text.isdigit()) or not (
+                1 <= int(seat_text) < seat.num_players and 1 <= int(word_text) <= A.MAX_LAID_WORDS
+            ):
+                return "say 'challenge +<seat>:<word>', e.g. 'challenge +1:2' for word 2 of the next player"
+            action = A.challenge(int(seat_text), int(word_text) - 1)
+            return action if action in legal else f"'{move_name(action)}' is not a word you may challenge now"
         if words[0] == "lay":
             if len(words) != 2 or not words[1].isdigit() or not 1 <= int(words[1]) <= len(seat.candidates):
                 return f"say 'lay 1' to 'lay {len(seat.candidates)}'" if seat.phase == LAY else "it is not time to lay"

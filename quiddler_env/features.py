@@ -254,6 +254,11 @@ class ObservationFeatures:
 
     def __init__(self, name: str, config: QuiddlerConfig) -> None:
         self.features = feature_set(name)
+        if config.challenges:
+            raise ValueError(
+                f"observation features {name!r} are not defined for the challenge variant (challenges: true): "
+                "they read the referee's words, not the seat's vocabulary"
+            )
         self.config = config
         self.num_players = config.num_players
         self.base_size = observation_layout(self.num_players).size

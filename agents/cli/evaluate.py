@@ -370,6 +370,13 @@ def print_summary(summary: dict[str, Any]) -> None:
         rate = f"{100 * wr['estimate']:5.1f}% [{100 * wr['low']:.1f}, {100 * wr['high']:.1f}]"
         mean = f"{fs['estimate']:.1f}" + (f" [{fs['low']:.1f}, {fs['high']:.1f}]" if fs["low"] is not None else "")
         print(f"{label:<{width}} {p['games']:>6} {p['wins']:>5} {p['ties']:>5}  {rate:<22} {mean}")
+    for label, p in summary["players"].items():
+        c = p.get("challenges")
+        if c is not None:
+            print(
+                f"{label:<{width}} challenges made {c['made']}, won {c['won']}, lost {c['lost']}; "
+                f"its words challenged {c['challenged']} of {c['words_laid']}, failed {c['failed']}"
+            )
 
 
 def replay(args: argparse.Namespace) -> int:

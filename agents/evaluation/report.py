@@ -288,6 +288,24 @@ def report_markdown(document: dict[str, Any]) -> str:
             f"{_mean(p['final_score'])} | {_num(p['mean_rank'], 2)} | {_pct(p['go_out_rate'])} | "
             f"{_num(p['words_per_round'], 2)} | {longest['word'] + ' (' + str(longest['letters']) + ')' if longest else '-'} |"
         )
+    if any("challenges" in p for p in s["players"].values()):
+        lines += [
+            "",
+            "## Challenges",
+            "",
+            "Made, won (the word failed) and lost (it stood) by each player; then its own words: laid, challenged by "
+            "others, failed.",
+            "",
+            f"| player | made | won | lost | success [{conf}% CI] | points lost challenging | words laid | "
+            "challenged | failed |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for label, p in s["players"].items():
+            c = p["challenges"]
+            lines.append(
+                f"| `{label}` | {c['made']} | {c['won']} | {c['lost']} | {_pct(c['success_rate'])} | "
+                f"{-c['challenge_points']} | {c['words_laid']} | {c['challenged']} | {c['failed']} |"
+            )
     sizes = list(next(iter(s["players"].values()))["round_score_by_hand_size"])
     lines += [
         "",

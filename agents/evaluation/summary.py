@@ -59,6 +59,8 @@ def summarize(
     by_size: list[dict[int, tuple[list[float], list[int]]]] = [{h: ([], []) for h in hand_sizes} for _ in range(pool)]
     seat_wins = [[0] * tournament.table_size for _ in range(pool)]
     seat_games = [[0] * tournament.table_size for _ in range(pool)]
+    challenge_keys = ("made", "won", "lost", "challenged", "challenge_points")
+    challenges = [dict.fromkeys(challenge_keys + ("words_laid", "failed"), 0) for _ in range(pool)]
 
     for g in played:
         ranks = ranks_from_totals(g.totals)
@@ -86,6 +88,13 @@ def summarize(
                     longest[p] = _longest(before, word)
                     if longest[p] != before:
                         longest_game[p] = g.game
+                if "challenge" in result:
+                    score = result["challenge"]
+                    tally = challenges[p]
+                    for key in challenge_keys:
+                        tally[key] += score[key]
+                    tally["failed"] += len(score["failed"])
+                    tally["words_laid"] += len(result["spelled"]) + len(score["failed"])
                 scores, deals = by_size[p][rnd["hand_size"]]
                 scores.append(result["round_score"])
                 deals.append(g.deal)
@@ -123,6 +132,14 @@ def summarize(
                 for s in range(tournament.table_size)
             ],
         }
+        if tournament.rules.challenges:
+            c = challenges[p]
+            players[label]["challenges"] = {
+                **c,
+                "success_rate": _interval(wilson_interval(c["won"], c["made"], confidence)),
+                "challenged_rate": c["challenged"] / c["words_laid"] if c["words_laid"] else None,
+                "failed_rate": c["failed"] / c["challenged"] if c["challenged"] else None,
+            }
 
     pairs = []
     for a in range(pool):

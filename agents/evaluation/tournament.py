@@ -174,7 +174,7 @@ def play_scheduled_game(tournament: Tournament, players: Sequence, game: Quiddle
 ENGINES = ("auto", "batched", "single")
 """Which engine plays a tournament: batched (every game at once, compiled bots), single (game by game, the
 Python bots), auto (batched when every player is a compiled bot, or, in `play_all`, a compiled bot or a
-policy with `act_batch`)."""
+policy with `act_batch`; single for the challenge variant, which the batched engine does not play)."""
 
 
 def _check_engine(engine: str) -> str:
@@ -189,7 +189,7 @@ def play_all(tournament: Tournament, players: Sequence, engine: str = "auto") ->
 
     if _check_engine(engine) == "auto":
         fits = all(compiled_code(p) != NOT_A_BOT or callable(getattr(p, "act_batch", None)) for p in players)
-        engine = "batched" if fits else "single"
+        engine = "batched" if fits and not tournament.rules.challenges else "single"
     if engine == "batched":
         return play_batched(tournament, players)
     game = QuiddlerGame(tournament.rules)
@@ -198,13 +198,19 @@ def play_all(tournament: Tournament, players: Sequence, engine: str = "auto") ->
 
 def seat_figures(played: Sequence[PlayedGame], player: int) -> dict[str, float]:
     """Pool player `player` over the games it played: games, wins (sole top total), ties (shared top), and
-    the means of its final total, of the other seats' totals, and of its margin over the best other total."""
-    wins = ties = 0
+    the means of its final total, of the other seats' totals, and of its margin over the best other total; and
+    (the challenge variant) the challenges it made and won."""
+    wins = ties = made = won = 0
     totals, others, margins = [], [], []
     for g in played:
         if player not in g.seats:
             continue
         seat = g.seats.index(player)
+        for rnd in g.rounds:
+            score = rnd["results"][seat].get("challenge")
+            if score is not None:
+                made += score["made"]
+                won += score["won"]
         if seat in g.winners:
             wins += len(g.winners) == 1
             ties += len(g.winners) > 1
@@ -219,6 +225,8 @@ def seat_figures(played: Sequence[PlayedGame], player: int) -> dict[str, float]:
         "mean_total": float(np.mean(totals)),
         "mean_others": float(np.mean(others)),
         "mean_margin": float(np.mean(margins)),
+        "challenges_made": made,
+        "challenges_won": won,
     }
 
 
@@ -324,7 +332,8 @@ def run_tournament(
     from .batched import batchable, play_batched
 
     if _check_engine(engine) == "auto":
-        engine = "batched" if batchable(tournament.specs) else "single"
+        # The challenge variant is not in the batched engine.
+        engine = "batched" if batchable(tournament.specs) and not tournament.rules.challenges else "single"
     if engine == "batched":
         # Every game at once in this process (the compiled bots need no workers); the same for any `workers`.
         check_specs(tournament.specs)

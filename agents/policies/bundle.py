@@ -202,24 +202,33 @@ def env_observation_size(
         num_players = config.num_players
     note = ""
     if observation_size is None and num_players is not None:
-        observation_size = observation_layout(num_players).size
-        note = f" ({num_players} players)"
+        challenges = config is not None and config.challenges
+        observation_size = observation_layout(num_players, challenges).size
+        note = f" ({num_players} players{', challenges' if challenges else ''})"
     return observation_size, num_players, note
 
 
 def players_for(observation_size: int) -> int | None:
     """The table size whose observation vector has `observation_size` entries (None if none)."""
     return next(
-        (n for n in range(MIN_PLAYERS, MAX_PLAYERS + 1) if observation_layout(n).size == observation_size), None
+        (
+            n
+            for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)
+            for challenges in (False, True)
+            if observation_layout(n, challenges).size == observation_size
+        ),
+        None,
     )
 
 
 def env_action_size(config: Any, description: Mapping[str, Any] | None) -> int:
     """The env's action count: 64, or 64 + K under `layout: choose`, from the env's rules (else the bundle's)."""
     if config is not None:
-        return num_actions(config.layout)
+        return num_actions(config.layout, config.challenges)
     trained = (description or {}).get("config")
-    return num_actions(trained.get("layout", "auto") if isinstance(trained, Mapping) else "auto")
+    if not isinstance(trained, Mapping):
+        return num_actions("auto")
+    return num_actions(trained.get("layout", "auto"), bool(trained.get("challenges", False)))
 
 
 def check_sizes(

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from quiddler_env.core.cards import FACES
-from quiddler_env.core.game import Phase, QuiddlerGame
+from quiddler_env.core.game import QuiddlerGame
 
 from ..evaluation.replay import replay_states, saved_games
 from ..human import move_name
@@ -37,7 +37,7 @@ def _position(game: QuiddlerGame, move: str | None, seat: int | None, results) -
             for lay in game.laid
         ],
         "to_move": None if over else game.current_player,
-        "phase": "over" if over else {Phase.DRAW: "draw", Phase.DISCARD: "discard", Phase.LAY: "lay"}[game.phase],
+        "phase": "over" if over else game.phase.name.lower(),
         "totals": list(game.totals),
         "results": None
         if results is None

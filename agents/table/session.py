@@ -109,7 +109,11 @@ class TableGame:
         taken = game.discard_pile[-1] if action == A.TAKE_DISCARD and game.discard_pile else -1
         name = self.name(action, taken)
         self.round_of_move = game.round + 1
+        challenges_before = len(game.challenge_log)
         results = game.step(action)
+        if action >= A.CHALLENGE_BASE:  # the referee's verdict is public once the challenge is made
+            made = (game.challenge_history[-1] if results is not None else game.challenge_log)[challenges_before]
+            name += ": it stands" if made.valid else ": it fails"
         self.actions.append((p, action))
         self.log.append({"round": self.round_of_move, "seat": p, "move": name})
         if results is not None:
@@ -119,6 +123,10 @@ class TableGame:
     def name(self, action: int, taken: int | None = None) -> str:
         """A move's name as the page shows it (`draw`, `take E`, `discard QU`, `go out discarding M`, `lay 2`)."""
         top = taken if taken is not None else (self.game.discard_pile[-1] if self.game.discard_pile else -1)
+        if action >= A.CHALLENGE_BASE:
+            k, j = A.challenged(action)
+            q = (self.game.current_player + k) % self.game.num_players
+            return f"challenge {self.game.laid[q].spelled[j].upper()} ({self.seats[q]})"
         return move_name(action, top)
 
     # -- what the page sees -----------------------------------------------------------------------
@@ -128,7 +136,7 @@ class TableGame:
         game = self.game
         n = game.num_players
         h = self.human
-        obs = observation_layout(n).view(encode_observation(game, h))
+        obs = observation_layout(n, game.challenges).view(encode_observation(game, h))
         over = game.is_over
         seats = []
         for p in range(n):
@@ -174,7 +182,7 @@ class TableGame:
             else None,
             "draw_pile": len(game.draw_pile),
             "to_move": game.current_player,
-            "phase": {Phase.DRAW: "draw", Phase.DISCARD: "discard", Phase.LAY: "lay"}.get(game.phase, "over"),
+            "phase": game.phase.name.lower(),
             "final_turn": game.in_final_turn,
             "best_layout": {
                 "words": [w.upper() for w in best.spelled],
@@ -185,6 +193,8 @@ class TableGame:
                 {"action": a, "name": self.name(a)} for a in (game.legal_actions() if game.current_player == h else [])
             ],
         }
+        if game.challenges:
+            view["challenges"] = [c.to_dict() for c in game.challenge_log]
         if game.phase == Phase.LAY and game.current_player == h:
             view["candidates"] = [
                 {"words": [w.upper() for w in c.spelled], "unused": list(c.unused), "score": c.score}

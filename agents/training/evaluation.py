@@ -37,9 +37,13 @@ class EvalRow:
     mean_margin: float
     """The policy's total minus the best other total, averaged."""
     seconds: float
+    challenges_made: int | None = None
+    """The challenge variant: challenges the policy made (None otherwise, and then not in eval.csv)."""
+    challenge_success: float | None = None
+    """The challenge variant: the share of them that won (the word failed)."""
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {k: v for k, v in asdict(self).items() if v is not None or not k.startswith("challenge")}
 
 
 def best_score(rows: list[EvalRow]) -> tuple[float, float]:
@@ -78,6 +82,14 @@ def evaluate_bundle(bundle: Path, cfg: RunConfig, step: int) -> list[EvalRow]:
                 mean_opponent_score=f["mean_others"],
                 mean_margin=f["mean_margin"],
                 seconds=time.perf_counter() - t0,
+                **(
+                    {
+                        "challenges_made": f["challenges_made"],
+                        "challenge_success": f["challenges_won"] / f["challenges_made"] if f["challenges_made"] else 0.0,
+                    }
+                    if rules.challenges
+                    else {}
+                ),
             )
         )
     return rows

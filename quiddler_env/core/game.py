@@ -261,8 +261,8 @@ class QuiddlerGame:
         return sum(sum(h) for h in self.hands) + len(self.draw_pile) + len(self.discard_pile)
 
     def best_layout(self, player: int) -> Layout:
-        """The best layout of a player's current hand."""
-        return self.solver.best_layout(self.hands[player], counts=True)
+        """The best layout of a player's current hand (by its own vocabulary in the challenge variant)."""
+        return self.seat_solvers[player].best_layout(self.hands[player], counts=True)
 
     # -- moving -------------------------------------------------------------------------
 

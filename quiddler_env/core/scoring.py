@@ -65,6 +65,8 @@ class ChallengeScore:
     """Challenges it made this round."""
     won: int = 0
     """Of those, the words that failed."""
+    challenged: int = 0
+    """Its own words that others challenged (`failed` of them failed)."""
 
     @property
     def lost(self) -> int:
@@ -78,6 +80,7 @@ class ChallengeScore:
             "made": self.made,
             "won": self.won,
             "lost": self.lost,
+            "challenged": self.challenged,
         }
 
 
@@ -194,6 +197,7 @@ def score_round(
                 go_out_penalty=-config.failed_go_out_penalty if failed and went_out == p else 0,
                 made=len(mine),
                 won=sum(not c.valid for c in mine),
+                challenged=sum(c.player == p for c in challenges),
             )
             layouts[p] = without_words(layouts[p], failed)
     awards: list[dict[str, int]] = [{} for _ in range(n)]

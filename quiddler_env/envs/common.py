@@ -552,6 +552,8 @@ def describe_move(agent: str, action: int, taken: int) -> str:
         return f"{agent} drew from the draw pile"
     if action == A.TAKE_DISCARD:
         return f"{agent} took {FACES[taken]} from the discard pile"
+    if action >= A.LAY_BASE:  # lay, pass and challenge moves: their table names
+        return f"{agent}: {A.action_name(action)}"
     if action >= A.GO_OUT_BASE:
         return f"{agent} discarded {FACES[action - A.GO_OUT_BASE]} and went out"
     return f"{agent} discarded {FACES[action - A.DISCARD_BASE]}"
