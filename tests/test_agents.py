@@ -111,7 +111,7 @@ def test_bad_inputs_to_act_are_clear_errors():
     obs = encode_observation(game, 0)
     with pytest.raises(ValueError, match="no action"):
         bot.act(obs, np.zeros(64, dtype=np.int8))
-    with pytest.raises(ValueError, match="64 or 80 entries"):
+    with pytest.raises(ValueError, match="64 or 80 or 158 entries"):
         bot.act(obs, np.ones(10, dtype=np.int8))
     with pytest.raises(ValueError, match="3-player table"):
         agents.make("random", num_players=3).act(obs, game.legal_action_mask())

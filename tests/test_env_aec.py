@@ -180,11 +180,14 @@ def _perturbed(game, observer: int, rng: np.random.Generator):
     return other
 
 
+@pytest.mark.parametrize("variant", [False, True], ids=["plain", "challenges"])
 @pytest.mark.parametrize("num_players", [2, 3, 8])
-def test_observation_private_information_does_not_leak(num_players):
+def test_observation_private_information_does_not_leak(num_players, variant):
     """Each seat's observation is `encode_observation` of the game (with the game's mask for the mover), and
-    that encoding is the same in every state the seat cannot tell apart from the real one."""
-    aec = raw_env(num_players=num_players, hand_sizes=[4, 7, 10] if num_players < 8 else [4, 6])
+    that encoding is the same in every state the seat cannot tell apart from the real one (the challenge
+    variant's slices included: `tests/test_challenges.py` checks the referee's verdict)."""
+    rules = {"challenges": True, "layout": "choose", "vocabularies": ["enable:0.5:3"]} if variant else {}
+    aec = raw_env(num_players=num_players, hand_sizes=[4, 7, 10] if num_players < 8 else [4, 6], **rules)
     rng = np.random.default_rng(num_players)
     aec.reset(seed=11)
     checked = changed = 0

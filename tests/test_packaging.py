@@ -61,7 +61,7 @@ def test_a_path_or_an_unknown_name_is_not_looked_up(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(
         RunConfigError,
-        match=r"config 'quickstrat': no such file, and no shipped config of that name \(shipped: champion_2p",
+        match=r"config 'quickstrat': no such file, and no shipped config of that name \(shipped: challenges, champion_2p",
     ):
         resolve_config_path("quickstrat")
     # A path with a folder is taken as given: a missing file is the file reader's error, not a lookup.

@@ -85,7 +85,9 @@ def evaluate_bundle(bundle: Path, cfg: RunConfig, step: int) -> list[EvalRow]:
                 **(
                     {
                         "challenges_made": f["challenges_made"],
-                        "challenge_success": f["challenges_won"] / f["challenges_made"] if f["challenges_made"] else 0.0,
+                        "challenge_success": f["challenges_won"] / f["challenges_made"]
+                        if f["challenges_made"]
+                        else 0.0,
                     }
                     if rules.challenges
                     else {}

@@ -83,6 +83,12 @@ class QuiddlerGame:
             self.seat_solvers = (self.solver,) * self.num_players
         """Each seat's solver over its own vocabulary (the referee's `solver` for every seat without challenges)."""
         self.phase = Phase.GAME_OVER
+        # The variant's state, empty until a round has challenges (a game built field by field, as
+        # `BatchGame.game` builds one, has it too).
+        self.challenge_log: list[Challenge] = []
+        self.challenge_history: list[list[Challenge]] = []
+        self._challenge_queue: list[int] = []
+        self.candidate_bluff: int | None = None
 
     # -- setting up ------------------------------------------------------------------
 
