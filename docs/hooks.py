@@ -46,6 +46,14 @@ def _observation_sizes() -> str:
         layout = observation_layout(n)
         sizes = [str(layout.slices[name].stop - layout.slices[name].start) for name in names]
         rows.append(f"| {n} | {layout.size} | " + " | ".join(sizes) + " |")
+    # The challenge variant appends its slices after these.
+    extra = [name for name in observation_layout(2, True).slices if name not in names]
+    rows += ["", "With `challenges: true` these slices follow:", ""]
+    rows += ["| players | size | " + " | ".join(f"`{n}`" for n in extra) + " |", "|" + "---|" * (len(extra) + 2)]
+    for n in range(2, 9):
+        layout = observation_layout(n, True)
+        sizes = [str(layout.slices[name].stop - layout.slices[name].start) for name in extra]
+        rows.append(f"| {n} | {layout.size} | " + " | ".join(sizes) + " |")
     return "\n".join(rows)
 
 

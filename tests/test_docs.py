@@ -48,7 +48,8 @@ def test_the_option_tables_list_every_declared_option():
     envs = hooks.on_page_markdown("<!-- table:env-options -->", _Page, None, None)
     assert [line.split("`")[1] for line in envs.splitlines()[2:]] == [o.name for o in ENV_OPTIONS]
     sizes = hooks.on_page_markdown("<!-- table:observation-sizes -->", _Page, None, None).splitlines()
-    assert len(sizes) == 2 + 7 and sizes[2].startswith(f"| 2 | {observation_layout(2).size} |")
+    assert sizes[2].startswith(f"| 2 | {observation_layout(2).size} |")
+    assert len(sizes) == 2 + 7 + 3 + 2 + 7 and sizes[-7].startswith(f"| 2 | {observation_layout(2, True).size} |")
 
 
 def test_an_unknown_table_fails_the_build():

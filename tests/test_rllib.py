@@ -94,6 +94,46 @@ def test_layout_choose_gives_every_seat_its_lay_moves():
         assert lays >= len(env.raw.game.config.hand_sizes)  # a learner lays at least once a round
 
 
+def test_the_challenge_variant_reaches_rllib_as_rule_options():
+    """`challenges: true` reaches RLlib: 158 actions, the variant's observation, and challenge moves are played."""
+    from quiddler_env.core import actions as A
+    from quiddler_env.envs.observation import observation_layout
+
+    rules = {"num_players": 3, "challenges": True, "layout": "choose", "vocabularies": ["enable:0.5:1"]}
+    env = QuiddlerMultiAgentEnv({"env": rules})
+    assert all(space.n == A.NUM_CHALLENGE_ACTIONS for space in env.action_spaces.values())
+    size = observation_layout(3, True).size
+    assert all(space["observation"].shape == (size,) for space in env.observation_spaces.values())
+    moves = 0
+    rng = np.random.default_rng(4)
+    for seed in range(3):
+        obs, _ = env.reset(seed=seed)
+        while True:
+            (agent,) = obs
+            action = int(rng.choice(np.flatnonzero(obs[agent]["action_mask"])))
+            moves += action >= A.PASS
+            obs, _, terminateds, truncateds, _ = env.step({agent: action})
+            if terminateds["__all__"] or truncateds["__all__"]:
+                break
+    assert moves > 0  # passes and challenges were asked of the learners
+
+
+@pytest.mark.slow
+def test_a_tiny_rllib_run_trains_on_the_challenge_variant_and_its_bundle_plays_it(tmp_path):
+    run = tmp_path / "run"
+    variant = ["env.challenges=true", "env.layout=choose", "env.vocabularies=[enable:0.5:1, enable:0.5:2]"]
+    _run(["train.py", "--config", str(CONFIG), "--run-dir", str(run), "--quiet", "train.total_timesteps=150", *TINY,
+          "rllib.num_env_runners=0", *variant])  # fmt: skip
+    final = json.loads((run / "final" / "policy.json").read_text())
+    assert final["action_size"] == 158 and final["config"]["challenges"] is True
+    out = tmp_path / "eval"
+    args = ["evaluate.py", "--players", f"policy:{run}", "greedy", "--games", "2", "--workers", "1", "--seed", "1"]
+    rules = ["--challenges", "true", "--layout", "choose", "--vocabularies", "enable:0.5:1", "enable:0.5:2"]
+    _run([*args, *rules, "--out", str(out), "--quiet"])
+    players = json.loads((out / "results.json").read_text())["summary"]["players"]
+    assert all("challenges" in p for p in players.values())
+
+
 def test_bot_seats_play_inside_the_env_and_replay_by_seed():
     config = {
         "env": {"num_players": 3, "reward_mode": "round_score"},

@@ -98,18 +98,30 @@ def _fmt(v: Any) -> str:
 
 
 def plot_learning_curve(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike, title: str) -> None:
-    """The PNG learning curve: evaluation win rate (top) and mean final score (bottom) per opponent over steps."""
+    """The PNG learning curve: evaluation win rate (top) and mean final score per opponent over steps; in the
+    challenge variant (eval.csv has `challenge_success`) a third panel: the share of the learner's challenges
+    that won, and (dashed, right axis) how many it made a game."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    series: dict[str, list[tuple[int, float, float, float]]] = {}
+    series: dict[str, list[tuple[int, float, float, float, float, float]]] = {}
+    variant = bool(rows) and "challenge_success" in rows[0]
     for r in rows:
         series.setdefault(str(r["opponent"]), []).append(
-            (int(float(r["step"])), float(r["win_rate"]), float(r["mean_score"]), float(r["mean_opponent_score"]))
+            (
+                int(float(r["step"])),
+                float(r["win_rate"]),
+                float(r["mean_score"]),
+                float(r["mean_opponent_score"]),
+                float(r["challenge_success"]) if variant else 0.0,
+                float(r["challenges_made"]) / float(r["games"]) if variant else 0.0,
+            )
         )
-    fig, (ax_win, ax_score) = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
+    fig, axes = plt.subplots(3 if variant else 2, 1, figsize=(8, 10 if variant else 7), sharex=True)
+    ax_win, ax_score = axes[0], axes[1]
+    ax_made = axes[2].twinx() if variant else None
     for i, (opponent, points) in enumerate(sorted(series.items())):
         points.sort()
         steps = [p[0] for p in points]
@@ -117,6 +129,17 @@ def plot_learning_curve(rows: Sequence[Mapping[str, Any]], path: str | os.PathLi
         ax_win.plot(steps, [p[1] for p in points], marker="o", ms=3, color=color, label=f"vs {opponent}")
         ax_score.plot(steps, [p[2] for p in points], marker="o", ms=3, color=color, label=f"learner vs {opponent}")
         ax_score.plot(steps, [p[3] for p in points], ls="--", color=color, label=f"{opponent} (opponent)")
+        if variant:
+            axes[2].plot(steps, [p[4] for p in points], marker="o", ms=3, color=color, label=f"won, vs {opponent}")
+            ax_made.plot(steps, [p[5] for p in points], ls="--", color=color, label=f"made a game, vs {opponent}")
+    if variant:
+        axes[2].set_ylabel("challenges won (share)")
+        axes[2].set_ylim(-0.02, 1.02)
+        axes[2].grid(alpha=0.3)
+        axes[2].legend(loc="upper left", fontsize=8)
+        ax_made.set_ylabel("challenges made a game (dashed)")
+        ax_made.legend(loc="upper right", fontsize=8)
+        axes[2].set_xlabel("environment steps")
     ax_win.set_ylabel("win rate")
     ax_win.set_ylim(-0.02, 1.02)
     ax_win.axhline(0.5, color="grey", lw=0.8, ls=":")
@@ -124,7 +147,8 @@ def plot_learning_curve(rows: Sequence[Mapping[str, Any]], path: str | os.PathLi
     ax_win.legend(loc="lower right", fontsize=8)
     ax_win.set_title(title)
     ax_score.set_ylabel("mean final total")
-    ax_score.set_xlabel("environment steps")
+    if not variant:
+        ax_score.set_xlabel("environment steps")
     ax_score.grid(alpha=0.3)
     ax_score.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
