@@ -190,3 +190,28 @@ def test_lays_its_words_by_name_under_layout_choose():
     agent, out = human("draw\n", config=config)
     ask(agent, game)
     assert "Player +1 laid E(2) E(2) H(7) R(5) T(3): 19 points, longest word 5 letters, 1 word(s)" in out.getvalue()
+
+
+def test_the_challenge_variant_reads_pass_and_challenge_by_seat_and_word(tmp_path):
+    vocab = tmp_path / "v.txt"
+    vocab.write_text("eeo\n")
+    config = QuiddlerConfig(hand_sizes=(3,), challenges=True, vocabularies=[str(vocab), "referee"])
+    game = QuiddlerGame(config)
+    deck = ["E", "C", "E", "A", "O", "T", "R", "S", "I"]
+    from quiddler_env.core.cards import FACES, new_deck
+
+    rest = [FACES[f] for f in new_deck()]
+    for face in deck:
+        rest.remove(face)
+    game.reset(decks=[deck + rest])
+    for action in (A.DRAW_PILE, A.go_out(F["S"]), A.DRAW_PILE, A.discard(F["I"])):
+        game.step(action)
+    agent, out = human("challenge +2:1\nchallenge +1:1\n", config)
+    assert ask(agent, game) == A.challenge(1, 0)
+    text = out.getvalue()
+    assert "not in your vocabulary" in text and "1) pass" in text and "2) challenge +1:1" in text
+    assert "say 'challenge +<seat>:<word>'" in text  # +2 is no seat at a table of two
+    game.step(A.challenge(1, 0))
+    agent, out = human("pass\n", config)
+    assert ask(agent, game) == A.PASS
+    assert "2) challenge +1:1" in out.getvalue()  # seat 0 may challenge ACT; the scripted person passes

@@ -348,3 +348,62 @@ def test_the_batched_engine_refuses_the_variant_by_name():
 
     with pytest.raises(ValueError, match="challenge variant"):
         BatchGame(QuiddlerConfig(challenges=True))
+
+
+# -- training --------------------------------------------------------------------------------------
+
+
+def _run_config(**sections):
+    from agents.training.config import RunConfig
+
+    base = {"env": {"challenges": True, "layout": "choose"}, "train": {"vec_env": "dummy"}}
+    for key, value in sections.items():
+        base[key] = {**base.get(key, {}), **value} if isinstance(value, dict) else value
+    return RunConfig.from_mapping(base)
+
+
+@pytest.mark.parametrize(
+    ("sections", "message"),
+    [
+        ({"train": {"vec_env": "batched"}}, "train.vec_env.*batched engine"),
+        ({"algo": {"observation_features": "solver_v1"}}, "algo.observation_features.*vocabulary"),
+        ({"opponents": [{"spec": "search", "weight": 1.0}]}, "opponents.*other than search"),
+        ({"pretrain": {"teacher": "search"}}, "pretrain.teacher.*other than search"),
+    ],
+)
+def test_a_run_config_names_what_the_variant_cannot_run_with(sections, message):
+    from agents.training.config import RunConfigError
+
+    assert _run_config().game_config().challenges
+    with pytest.raises(RunConfigError, match=message):
+        _run_config(**sections)
+
+
+@pytest.mark.slow
+def test_a_tiny_run_on_the_variant_logs_its_challenges_and_its_policy_plays_the_variant(tmp_path):
+    import csv
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    run = tmp_path / "run"
+    overrides = ["algo.net_arch=[32, 32]", "algo.n_steps=64", "algo.batch_size=128", "train.n_envs=2",
+                 "train.total_timesteps=256", "eval.every=128", "eval.games=4", "train.checkpoint_every=256"]  # fmt: skip
+    cmd = [sys.executable, "train.py", "--config", "challenges", "--run-dir", str(run), *overrides]
+    proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = list(csv.DictReader((run / "eval.csv").open()))
+    assert {r["opponent"] for r in rows} == {"random", "greedy"}
+    assert all(int(r["challenges_made"]) >= 0 and 0 <= float(r["challenge_success"]) <= 1 for r in rows)
+    assert (run / "learning_curve.png").stat().st_size > 10_000
+    from agents.policies import load_policy
+
+    rules = QuiddlerConfig(challenges=True, layout="choose", vocabularies=["enable:0.5:1", "enable:0.5:2"])
+    policy = load_policy(run / "final", config=rules)
+    game = QuiddlerGame(rules)
+    game.reset(0)
+    while not game.is_over:
+        p = game.current_player
+        game.step(policy.act(encode_observation(game, p), game.legal_action_mask()))
+    assert len(game.round_history) == rules.num_rounds

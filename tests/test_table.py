@@ -211,3 +211,27 @@ def test_with_layout_choose_the_human_lays_by_choosing_a_candidate():
             laid += 1
         table.move(0, view["moves"][0]["action"] if view["phase"] != "discard" else view["moves"][-1]["action"])
     assert laid == 2  # once a round
+
+
+def test_the_challenge_variant_offers_the_human_its_challenges_by_word_and_logs_the_verdicts():
+    rules = QuiddlerConfig(hand_sizes=(4, 5), challenges=True, layout="choose", vocabularies=["enable", "enable:0.5:4"])
+    table = TableGame(["human", "random"], rules, seed=3)
+    table.play_agents()
+    challenged = 0
+    while not table.game.is_over:
+        view = table.view()
+        names = [m["name"] for m in view["moves"]]
+        if view["phase"] == "challenge":
+            assert names[0] == "pass" and all(n.startswith("challenge ") for n in names[1:])
+            # Each challenge names the word as it was laid and the seat that laid it.
+            laid = {w.upper() for w in table.game.laid[1].spelled}
+            assert {n.split()[1] for n in names[1:]} <= laid and all(n.endswith("(random)") for n in names[1:])
+            if len(names) > 1:
+                challenged += 1
+                table.move(0, view["moves"][1]["action"])
+                mine = [e for e in table.log if e["seat"] == 0][-1]  # the agents may have moved since
+                assert mine["move"].endswith((": it stands", ": it fails"))
+                continue
+        table.move(0, view["moves"][0]["action"] if view["phase"] != "discard" else view["moves"][-1]["action"])
+    assert challenged > 0
+    assert all("challenge" in r for rnd in table.results for r in rnd)
