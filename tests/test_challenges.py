@@ -407,3 +407,57 @@ def test_a_tiny_run_on_the_variant_logs_its_challenges_and_its_policy_plays_the_
         p = game.current_player
         game.step(policy.act(encode_observation(game, p), game.legal_action_mask()))
     assert len(game.round_history) == rules.num_rounds
+
+
+def test_when_every_seat_knows_the_referees_words_the_bots_play_the_plain_game():
+    """With every vocabulary the referee's list, no word is unknown: the bots never challenge, and the variant
+    plays the very games of the plain rules (same deals, same moves but its passes, same totals)."""
+    from agents.evaluation.schedule import Tournament
+    from agents.evaluation.tournament import run_tournament
+
+    plain = QuiddlerConfig(hand_sizes=(3, 5, 7))
+    variant = QuiddlerConfig(hand_sizes=(3, 5, 7), challenges=True, vocabularies=["enable"])
+    played = [
+        run_tournament(Tournament(("expert", "greedy"), games=8, seed=4, rules=rules), engine="single")
+        for rules in (plain, variant)
+    ]
+    for a, b in zip(*played, strict=True):
+        assert a.totals == b.totals and a.actions == [m for m in b.actions if m[1] != A.PASS]
+        assert any(m[1] == A.PASS for m in b.actions)
+        assert all(r["challenge"]["made"] == 0 for rnd in b.rounds for r in rnd["results"])
+
+
+def test_search_and_the_solver_features_refuse_the_variant_by_name():
+    import agents
+    from quiddler_env.features import ObservationFeatures
+
+    rules = QuiddlerConfig(challenges=True)
+    with pytest.raises(ValueError, match="search does not play the challenge variant"):
+        agents.make("search", config=rules)
+    with pytest.raises(ValueError, match="not defined for the challenge variant"):
+        ObservationFeatures("solver_v1", rules)
+
+
+def test_a_bot_without_the_rules_infers_the_variant_from_the_observation_size():
+    import agents
+
+    rules = QuiddlerConfig(num_players=3, challenges=True, hand_sizes=(3,))
+    game = QuiddlerGame(rules)
+    game.reset(2)
+    bot = agents.make("random", seed=0)
+    action = bot.act(encode_observation(game, 0), game.legal_action_mask())
+    assert game.is_legal(action) and bot.num_players == 3 and bot.challenges is True
+
+
+def test_after_a_turn_cap_the_challenges_start_with_the_rounds_first_player(tmp_path):
+    game = one_round(tmp_path, ["eeo", "cat"], turn_cap=1)
+    game.step(A.DRAW_PILE)
+    game.step(A.discard(FACE_INDEX["S"]))  # seat 0 could go out with EEO but plays on
+    game.step(A.DRAW_PILE)
+    game.step(A.discard(FACE_INDEX["I"]))  # one turn each: the cap; everyone lays, nobody went out
+    assert game.went_out is None and game.laid[0].spelled == ("eeo",)
+    assert game.phase == Phase.CHALLENGE and game.current_player == 0  # the round's first player
+    game.step(A.PASS)
+    assert game.current_player == 1
+    r0, r1 = game.step(A.challenge(1, 0))
+    assert r0.challenge.failed == ("eeo",) and r1.challenge.won == 1
