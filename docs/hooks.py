@@ -68,3 +68,9 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
         return TABLES[name]()
 
     return TABLE.sub(table, markdown)
+
+
+def on_page_content(html: str, page, config, files) -> str:
+    """The README's images are linked from the repository root (docs/img/...): point them at the site's img/."""
+    up = "../" * page.url.count("/")
+    return html.replace('src="docs/img/', f'src="{up}img/')
