@@ -82,6 +82,9 @@ class SearchAgent(BaseAgent):
         self.top = top
         self.last_samples = 0
         """Determinizations the last `rollout_values` played (fewer than `samples` when `ms` cut it short)."""
+        self.last_values: tuple[list[int], np.ndarray] | None = None
+        """The last decision's weighed moves and their rollout values (None when it weighed none: one candidate,
+        or the expert decided)."""
         self._batches: dict[int, BatchGame] = {}  # one rollout batch per hand size (a one-round game)
         self._expert = ExpertAgent(seed, num_players, config)
         super().__init__(seed, num_players, config)
@@ -99,6 +102,7 @@ class SearchAgent(BaseAgent):
         if self.challenges:
             raise ValueError(_NO_CHALLENGES)
         legal = legal_list(mask)
+        self.last_values = None
         if len(legal) == 1:
             return legal[0]
         seat = self.view(obs)
@@ -109,6 +113,7 @@ class SearchAgent(BaseAgent):
         if len(candidates) == 1:
             return candidates[0]
         values = self.rollout_values(seat, obs, candidates)
+        self.last_values = (candidates, values)
         return candidates[int(np.argmax(values))]
 
     def _candidates(self, seat: SeatView, legal: list[int]) -> list[int]:

@@ -244,3 +244,43 @@ def test_dagger_rounds_refit_on_the_gathered_decisions():
     assert [r["round"] for r in rounds] == [1, 2] and len(lines) == 3
     assert rounds[0]["decisions"] > figures["decisions"] and rounds[1]["decisions"] > rounds[0]["decisions"]
     assert all(0.0 <= r["agreement"] <= 1.0 for r in rounds)
+
+
+def test_soft_labels_are_the_teachers_values_through_a_softmax_and_the_fit_follows_them():
+    from sb3_contrib import MaskablePPO
+
+    from agents.training.sb3.pretrain import soft_target
+
+    class Weighed:
+        last_values = ([3, 5, 40], np.asarray([2.0, 4.0, 0.0]))
+
+    target = soft_target(Weighed(), 5, 64, temperature=2.0)
+    # softmax((2, 4, 0) / 2) = e^1, e^2, e^0 over their sum, worked out by hand.
+    expected = np.exp([1.0, 2.0, 0.0]) / np.exp([1.0, 2.0, 0.0]).sum()
+    np.testing.assert_allclose(target[[3, 5, 40]], expected, rtol=1e-6)
+    assert target.sum() == pytest.approx(1.0) and np.count_nonzero(target) == 3
+
+    class Unweighed:
+        last_values = None
+
+    assert np.flatnonzero(soft_target(Unweighed(), 7, 64, 2.0)).tolist() == [7]
+
+    cfg = RunConfig.from_mapping(
+        {
+            "opponents": ["random"],
+            "algo": {"net_arch": [32]},
+            "pretrain": {"teacher": "search:samples=4", "games": 3, "epochs": 20, "batch_size": 64, "soft_labels": 3.0},
+        }
+    )
+    data = collect_demonstrations(cfg, 3, seed=1)
+    n = len(data.actions)
+    assert data.targets.shape == (n, 64) and np.allclose(data.targets.sum(axis=1), 1.0)
+    assert (data.targets[~data.masks] == 0).all()  # nothing on illegal moves
+    soft = (data.targets > 0).sum(axis=1) > 1
+    assert soft.any() and not soft.all()  # weighed decisions are soft, the others one-hot
+    # The teacher's move is the most probable target wherever it weighed its moves.
+    assert (data.targets[np.arange(n), data.actions] == data.targets.max(axis=1)).all()
+    env = TrainingEnv(cfg.game_config())
+    model = MaskablePPO("MlpPolicy", env, policy_kwargs={"net_arch": [32]}, seed=0)
+    figures = behaviour_clone(model, data, cfg, seed=0)
+    assert figures["soft_labels"] == 3.0 and figures["decisions"] == n

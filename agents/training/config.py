@@ -16,7 +16,7 @@ every default:
 | `algo` | MaskablePPO hyperparameters (`PPOConfig`) |
 | `train` | `total_timesteps`, `n_envs`, `vec_env` (`auto`, `dummy`, `subproc`, or `batched`: every game in the batched engine, sb3 only), `checkpoint_every`, `keep_checkpoints`, `progress_bar`, `torch_threads`, `log_interval` |
 | `eval` | periodic evaluation: `every`, `games`, `opponents`, `deterministic`, `seed`, `at_start` |
-| `pretrain` | imitation warm start before PPO: `teacher` (an agent spec, or null: none), `games`, `epochs`, `batch_size`, `learning_rate`, `value_coef`, then `dagger_rounds` rounds of `dagger_games` games in which the learner plays and the teacher labels its decisions (DAgger) |
+| `pretrain` | imitation warm start before PPO: `teacher` (an agent spec, or null: none), `games`, `epochs`, `batch_size`, `learning_rate`, `value_coef`, then `dagger_rounds` rounds of `dagger_games` games in which the learner plays and the teacher labels its decisions (DAgger); `soft_labels` (a temperature: fit to the teacher's values, not its moves) |
 | the backend's sections | e.g. `ray` and `rllib` for `backend: rllib` (see `agents.training.rllib.config`); declared by the backend (`agents.training.backends`) |
 
 Files are read with `yaml.safe_load`; nothing is evaluated. An unknown key or a bad
@@ -262,6 +262,9 @@ class PretrainConfig:
     """DAgger: after the first fit, rounds in which the learner plays and the teacher labels its decisions."""
     dagger_games: int = checked(1000, positive_int)
     """Games the learner plays in each DAgger round."""
+    soft_labels: float | None = checked(None, optional(_POSITIVE))
+    """A temperature in points: fit the policy to softmax(value / T) over the moves the teacher weighed (a teacher
+    that reports its values, `search`), not to its one move; null: its moves."""
 
 
 @dataclass(frozen=True)

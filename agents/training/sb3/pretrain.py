@@ -14,6 +14,12 @@ al. 2011) the fitted learner then plays `dagger_games` games itself, the teacher
 labels every decision it meets, and the policy is fitted again on all the
 decisions gathered so far; the agreement of the learner's moves with the teacher's
 on its own games is the figure to watch.
+
+With `pretrain.soft_labels` (a temperature T, in points) a teacher that reports the
+values it weighed (`search`'s `last_values`: each candidate's mean rollout result)
+labels a decision with softmax(value / T) over those moves rather than with its one
+move: the student learns how much better a move is, not just which one won a noisy
+comparison (distillation). Decisions it did not weigh keep their one-move label.
 """
 
 from __future__ import annotations
@@ -43,6 +49,8 @@ class Demonstrations:
     seconds: float
     agreement: float | None = None
     """With a separate actor: how often the actor's move was the teacher's label."""
+    targets: np.ndarray | None = None
+    """With `soft_labels`: per decision, the distribution over actions the policy is fitted to."""
 
     @staticmethod
     def concatenate(parts: list[Demonstrations]) -> Demonstrations:
@@ -54,6 +62,7 @@ class Demonstrations:
             returns=np.concatenate([d.returns for d in parts]),
             games=sum(d.games for d in parts),
             seconds=sum(d.seconds for d in parts),
+            targets=None if any(d.targets is None for d in parts) else np.concatenate([d.targets for d in parts]),
         )
 
 
@@ -85,7 +94,8 @@ def collect_demonstrations(
     # Its own stream of the run seed: the demonstration deals differ from the training envs' deals.
     entropy = [seed, _DEMO_STREAM] + ([stream] if stream else [])
     seeds = np.random.SeedSequence(entropy).generate_state(games, dtype=np.uint32)
-    obs_list, mask_list, action_list, return_list = [], [], [], []
+    obs_list, mask_list, action_list, return_list, target_list = [], [], [], [], []
+    temperature = cfg.pretrain.soft_labels
     agreed = 0
     t0 = time.perf_counter()
     for g in range(games):
@@ -101,6 +111,8 @@ def collect_demonstrations(
             obs_list.append(obs)
             mask_list.append(mask)
             action_list.append(label)
+            if temperature is not None:
+                target_list.append(soft_target(teacher, label, mask.shape[0], temperature))
             obs, reward, terminated, truncated, _ = env.step(move)
             rewards.append(float(reward))
             done = terminated or truncated
@@ -119,7 +131,23 @@ def collect_demonstrations(
         games=games,
         seconds=time.perf_counter() - t0,
         agreement=None if actor is None else agreed / max(1, len(action_list)),
+        targets=np.asarray(target_list, dtype=np.float32) if temperature is not None else None,
     )
+
+
+def soft_target(teacher: Any, label: int, size: int, temperature: float) -> np.ndarray:
+    """softmax(value / temperature) over the moves the teacher weighed for its last decision; one-hot on `label`
+    when it weighed none (or reports no values)."""
+    target = np.zeros(size, dtype=np.float32)
+    weighed = getattr(teacher, "last_values", None)
+    if weighed is None:
+        target[label] = 1.0
+        return target
+    moves, values = weighed
+    z = (np.asarray(values, dtype=np.float64) - np.max(values)) / temperature
+    probs = np.exp(z)
+    target[np.asarray(moves)] = probs / probs.sum()
+    return target
 
 
 def policy_actor(model: Any) -> Actor:
@@ -179,6 +207,14 @@ def behaviour_clone(model: Any, data: Demonstrations, cfg: RunConfig, seed: int)
             torch.as_tensor(data.returns[idx], device=model.device),
         )
 
+    def policy_loss(dist, actions, idx):
+        if data.targets is None:
+            return -dist.log_prob(actions).mean()
+        # Cross-entropy with the soft targets; masked moves have target 0 (and a large finite negative logit).
+        targets = torch.as_tensor(data.targets[idx], device=model.device)
+        log_probs = torch.log_softmax(dist.distribution.logits, dim=1)
+        return -(targets * log_probs).sum(dim=1).mean()
+
     optimizer = torch.optim.Adam(policy.parameters(), lr=p.learning_rate)
     policy.set_training_mode(True)
     t0 = time.perf_counter()
@@ -186,10 +222,11 @@ def behaviour_clone(model: Any, data: Demonstrations, cfg: RunConfig, seed: int)
     for _ in range(p.epochs):
         rng.shuffle(train)
         for start in range(0, len(train), p.batch_size):
-            obs, masks, actions, returns = tensors(train[start : start + p.batch_size])
+            batch = train[start : start + p.batch_size]
+            obs, masks, actions, returns = tensors(batch)
             dist = policy.get_distribution(obs, action_masks=masks)
             values = policy.predict_values(obs).flatten()
-            loss = -dist.log_prob(actions).mean() + p.value_coef * torch.nn.functional.mse_loss(values, returns)
+            loss = policy_loss(dist, actions, batch) + p.value_coef * torch.nn.functional.mse_loss(values, returns)
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.algo.max_grad_norm)
@@ -211,5 +248,6 @@ def behaviour_clone(model: Any, data: Demonstrations, cfg: RunConfig, seed: int)
         "epochs": p.epochs,
         "final_loss": float(np.mean(losses[-20:])) if losses else None,
         "held_out_accuracy": accuracy,
+        "soft_labels": p.soft_labels,
         "held_out_value_rmse": value_error,
     }
