@@ -87,8 +87,8 @@ def test_an_invalid_word_fails_its_cards_count_unused_and_the_bonus_goes_to_the_
 
 
 def seat_1_goes_out_with_cat(game: QuiddlerGame) -> None:
-    """Seat 0 keeps E E O (it lays OE, E unused); seat 1 goes out with CAT; seat 0's last turn draws R? no: the
-    pile's next card after S and I, which it discards."""
+    """Seat 0 keeps E E O (it lays OE, E unused); seat 1 goes out with CAT; in its last turn seat 0 draws the
+    pile's next card and discards it."""
     game.step(A.DRAW_PILE)  # seat 0: E E O S
     game.step(A.discard(FACE_INDEX["S"]))
     game.step(A.DRAW_PILE)  # seat 1: C A T I
@@ -250,14 +250,12 @@ def test_laid_words_show_cards_points_length_and_own_knowledge_and_verdicts_only
     play_to_challenges(game)
     for seat, known in ((0, [1.0, 1.0]), (1, [1.0, 0.0])):
         v = observation_layout(2, True).view(encode_observation(game, seat))
-        mine, theirs = (0, 1) if seat == 0 else (1, 0)  # seat 0's words are in row 0 for seat 0, row 1 for seat 1
-        row_eeo = 0 if seat == 0 else 1
+        row_eeo = 0 if seat == 0 else 1  # seat 0's words: row 0 for seat 0, row 1 (the next seat) for seat 1
         assert v["word_cards"][row_eeo, 0, FACE_INDEX["E"]] == 2
         assert v["word_figures"][row_eeo, 0, 0] == pytest.approx(6 / 100)
         assert v["word_figures"][row_eeo, 0, 1] == pytest.approx(3 / 22)
         assert v["word_known"][row_eeo, 0] == known[1 if seat == 1 else 0]
         assert v["word_challenged"].sum() == 0 and v["word_failed"].sum() == 0
-        del mine, theirs
     assert observation_layout(2, True).view(encode_observation(game, 1))["challenging"][0] == 1
     game.step(A.challenge(1, 0))
     v = observation_layout(2, True).view(encode_observation(game, 0))

@@ -343,9 +343,12 @@ class QuiddlerGame:
             solver = self.seat_solvers[q]
             if self.config.layout == "choose":
                 self.current_player = q
-                self.candidates = laying.candidates(solver, self.hands[q], goes_out=goes_out, bluff=self.bluffing)
-                honest = len(solver.layout_front(self.hands[q], full_only=goes_out)[: laying.MAX_CANDIDATES - 1])
-                self.candidate_bluff = honest if self.bluffing and len(self.candidates) > honest else None
+                if self.bluffing:
+                    self.candidates, self.candidate_bluff = laying.bluff_candidates(
+                        solver, self.hands[q], goes_out=goes_out
+                    )
+                else:
+                    self.candidates = laying.candidates(solver, self.hands[q], goes_out=goes_out)
                 self.phase = Phase.LAY
                 return None
             # The rule weighs figures only: build just the layout it picks.

@@ -101,14 +101,23 @@ def auto_layout(front: Sequence[Layout], laid: Sequence[Layout], config: Quiddle
 def candidates(solver: HandSolver, counts: Sequence[int], *, goes_out: bool, bluff: bool = False) -> tuple[Layout, ...]:
     """A player's candidate layouts: the front (laying every card if it goes out), its first `MAX_CANDIDATES`.
 
-    `bluff` (the challenge variant with `layout: choose`): the front's first K - 1 and, last, the best bluff
-    (`best_bluff`), if the hand has one.
+    `bluff` (the challenge variant with `layout: choose`): as `bluff_candidates` gives them.
     """
-    front = solver.layout_front(counts, full_only=goes_out)
-    if not bluff:
-        return front[:MAX_CANDIDATES]
+    if bluff:
+        return bluff_candidates(solver, counts, goes_out=goes_out)[0]
+    return solver.layout_front(counts, full_only=goes_out)[:MAX_CANDIDATES]
+
+
+def bluff_candidates(
+    solver: HandSolver, counts: Sequence[int], *, goes_out: bool
+) -> tuple[tuple[Layout, ...], int | None]:
+    """The challenge variant's candidates under `layout: choose`: the front's first K - 1 and, last, the best
+    bluff (`best_bluff`) if the hand has one; with the bluff's index (None without one)."""
+    honest = solver.layout_front(counts, full_only=goes_out)[: MAX_CANDIDATES - 1]
     claim = best_bluff(solver, counts)
-    return front[: MAX_CANDIDATES - 1] + ((claim,) if claim is not None else ())
+    if claim is None:
+        return honest, None
+    return honest + (claim,), len(honest)
 
 
 def best_bluff(solver: HandSolver, counts: Sequence[int]) -> Layout | None:
@@ -146,8 +155,3 @@ def best_bluff(solver: HandSolver, counts: Sequence[int]) -> Layout | None:
         card_points=best.card_points + points,
         unused_points=0,
     )
-
-
-def is_bluff(layout: Layout, vocabulary: HandSolver) -> bool:
-    """Does `layout` hold a word the vocabulary does not know (by its cards)."""
-    return any(vocabulary.dictionary.lookup([FACE_INDEX[f] for f in word]) < 0 for word in layout.words)

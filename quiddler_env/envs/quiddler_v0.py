@@ -199,6 +199,7 @@ arbitrary ones).
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -442,8 +443,6 @@ class raw_env(AECEnv, EzPickle):
     def game(self) -> QuiddlerGame:
         """The game now, as a `QuiddlerGame` (a copy: changing it changes nothing here)."""
         if self._game is not None:
-            import copy
-
             return copy.deepcopy(self._game)
         return self._batch.game(0, self._round_history)
 
