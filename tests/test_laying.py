@@ -17,10 +17,11 @@ from hypothesis import strategies as st
 from quiddler_env.core import laying
 from quiddler_env.core.cards import FACE_INDEX, FACES, POINTS, hand_counts, new_deck
 from quiddler_env.core.config import TWO_PLAYER_BONUS, QuiddlerConfig
-from quiddler_env.core.dictionary import load_dictionary
+from quiddler_env.core.dictionary import KEY_ORDER, load_dictionary
 from quiddler_env.core.laying import MAX_CANDIDATES, auto_layout, bonuses_won, candidates, lay_key
 from quiddler_env.core.scoring import score_round
-from quiddler_env.core.solver import Layout, get_solver
+from quiddler_env.core.solver import Figures, Layout, get_solver
+from quiddler_env.core.solver_kernel import layout_front_hand
 
 from .reference import all_layouts, layout_figures, pareto, table_bonus, word_table
 
@@ -360,3 +361,75 @@ def test_auto_layout_is_the_best_response_to_the_table_big_sweep(table):
 def test_auto_layout_on_seeded_tables_big_sweep():
     for table in _seeded_tables(1500, seed=6, max_cards=11):
         _check_auto(*table)
+
+
+# -- the automatic rule's shortcut in the batched engine ------------------------------------------
+
+
+def _kernel_front(counts, full_only: bool, slack: int, min_cards: int = 2):
+    """`layout_front_hand` as the engine calls it: (used, longest, words, terms, unused) per layout."""
+    solver = get_solver(min_cards=min_cards)
+    used, longest, words, term_off, terms, unused_off, unused = layout_front_hand(
+        np.asarray(counts, dtype=np.int64),
+        np.asarray(KEY_ORDER, dtype=np.int64),
+        min_cards,
+        full_only,
+        *solver._trie,
+        solver._term_points,
+        solver._term_letters,
+        solver._term_cards,
+        np.asarray(POINTS, dtype=np.int64),
+        slack,
+    )
+    return [
+        (
+            int(used[i]),
+            int(longest[i]),
+            int(words[i]),
+            tuple(terms[term_off[i] : term_off[i + 1]].tolist()),
+            tuple(unused[unused_off[i] : unused_off[i + 1]].tolist()),
+        )
+        for i in range(used.shape[0])
+    ]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_cards=st.integers(1, 11),
+    full_only=st.booleans(),
+    bonus_value=st.sampled_from([0, 3, 10, 25, -5]),
+    bonuses=st.sampled_from(["longest_word", "most_words", "both"]),
+    min_cards=st.sampled_from([1, 2]),
+)
+def test_auto_rule_front_keeps_every_layout_the_rule_can_pick(
+    seed, n_cards, full_only, bonus_value, bonuses, min_cards
+):
+    # The engine's automatic rule reads a shortened front (`slack`: the bonuses' worth in all). It must be the
+    # whole front's layouts using at least U - slack // 2 points (U: the most any layout uses), with the same
+    # words, and the rule must pick the same layout from it, whatever was laid before.
+    rng = np.random.default_rng(seed)
+    hand = [FACES[f] for f in rng.choice(np.asarray(new_deck()), n_cards, replace=False)]
+    counts = hand_counts(hand)
+    total = sum(POINTS[FACE_INDEX[f]] for f in hand)
+    config = QuiddlerConfig(bonus_value=bonus_value, two_player_bonus=bonuses, min_word_cards=min_cards)
+    slack = abs(bonus_value) * (2 if bonuses == "both" else 1)
+    whole = _kernel_front(counts, full_only, -1, min_cards)
+    short = _kernel_front(counts, full_only, slack, min_cards)
+    if not whole:
+        assert short == []
+        return
+    most = max(x[0] for x in whole)
+    assert short == [x for x in whole if x[0] >= most - slack // 2]
+    for _ in range(4):
+        laid = [
+            Figures(int(rng.integers(-20, 40)), int(rng.integers(0, 9)), int(rng.integers(0, 5)))
+            for _ in range(int(rng.integers(0, 3)))
+        ]
+
+        def figures(front):
+            return [Figures(2 * u - total, L, W) for u, L, W, _, _ in front]
+
+        want = whole[laying.auto_index(figures(whole), laid, config, 2)]
+        got = short[laying.auto_index(figures(short), laid, config, 2)]
+        assert got == want, (hand, laid)

@@ -222,19 +222,41 @@ class BatchGame:
                 f"illegal action {a} for player {int(self.ints[i, K.I_CUR])} in game {i}; legal: {legal or 'none'}"
             )
 
-    def action_masks(self, games: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray:
-        """The current players' legal moves, int8 (len(games), num_actions); all zero in a game that is over."""
+    def action_masks(
+        self, games: np.ndarray | None = None, out: np.ndarray | None = None, *, at_games: bool = False
+    ) -> np.ndarray:
+        """The current players' legal moves, int8 (len(games), num_actions); all zero in a game that is over.
+
+        `at_games`: game i's row goes to out[i] (out has a row per game of the batch), the others stay as they are.
+        """
         games = self.all_games if games is None else np.ascontiguousarray(games, dtype=np.int64)
+        if at_games:
+            K.masks_at(games, out, self.cards, self.ints, self.go, self.L, self.R, self.S)
+            return out
         if out is None:
             out = np.empty((games.shape[0], self.num_actions), dtype=np.int8)
         K.masks(games, out, self.cards, self.ints, self.go, self.L, self.R, self.S)
         return out
 
     def observe(
-        self, players: np.ndarray | None = None, games: np.ndarray | None = None, out: np.ndarray | None = None
+        self,
+        players: np.ndarray | None = None,
+        games: np.ndarray | None = None,
+        out: np.ndarray | None = None,
+        *,
+        at_games: bool = False,
     ) -> np.ndarray:
-        """Each game's observation for `players` (default: its current player), float32 (len(games), size)."""
+        """Each game's observation for `players` (default: its current player), float32 (len(games), size).
+
+        `at_games`: players[i] is game i's observer and its row goes to out[i] (both a row per game of the batch).
+        """
         games = self.all_games if games is None else np.ascontiguousarray(games, dtype=np.int64)
+        if at_games:
+            K.observe_at(
+                games, np.ascontiguousarray(players, dtype=np.int64), out, self.cards, self.ints, self.L, self.R,
+                self.obs_starts,
+            )  # fmt: skip
+            return out
         players = self.current_player[games] if players is None else np.ascontiguousarray(players, dtype=np.int64)
         if out is None:
             out = np.empty((games.shape[0], self.observation_size), dtype=np.float32)

@@ -341,7 +341,18 @@ def auto_pick(scores, longest, words, n_front, cards, ints, i, L, R):
 
 @njit(cache=True, nogil=True)
 def _front(h, full_only, R, S):
-    return layout_front_hand(h, S[0], R[R_MIN_CARDS], full_only, S[1], S[2], S[3], S[4], S[5], S[6], S[7])
+    """The layouts a player lays from: the whole front for a choice (`layout: choose`), else only the ones
+    the automatic rule can pick (bonuses worth at most |bonus value| each; `layout_front_path`'s `slack`)."""
+    slack = -1
+    if not R[R_CHOOSE]:
+        bv = R[R_BONUS_VALUE]
+        slack = 0
+        for b in (BONUS_MOST_WORDS, BONUS_LONGEST):
+            if R[R_BONUSES] & b:
+                slack += bv if bv > 0 else -bv
+    return layout_front_hand(
+        h, S[0], R[R_MIN_CARDS], full_only, S[1], S[2], S[3], S[4], S[5], S[6], S[7], _POINTS, slack
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -682,6 +693,13 @@ def masks(games, out, cards, ints, go, L, R, S):
 
 
 @njit(cache=True, nogil=True)
+def masks_at(games, out, cards, ints, go, L, R, S):
+    """The masks of games[j] into out[games[j]] (out: a row per game of the batch)."""
+    for j in range(games.shape[0]):
+        mask_row(games[j], out[games[j]], cards, ints, go, L, R, S)
+
+
+@njit(cache=True, nogil=True)
 def observe_row(i, p, out, cards, ints, L, R, SL):
     """Player p's observation of game i into out (as `envs.observation.encode_observation`).
 
@@ -793,6 +811,14 @@ def observe(games, players, out, cards, ints, L, R, SL):
     """Observation of players[j] in games[j] into out[j]."""
     for j in range(games.shape[0]):
         observe_row(games[j], players[j], out[j], cards, ints, L, R, SL)
+
+
+@njit(cache=True, nogil=True)
+def observe_at(games, players, out, cards, ints, L, R, SL):
+    """Observation of players[i] in game i into out[i], for each i of games (rows per game of the batch)."""
+    for j in range(games.shape[0]):
+        i = games[j]
+        observe_row(i, players[i], out[i], cards, ints, L, R, SL)
 
 
 # -- one game's move and view (the AEC env's step) ----------------------------------------------

@@ -37,6 +37,7 @@ from .solver_kernel import MAX_FIELDS, best_layout_hand, discard_table, go_out_f
 
 _MEMO_LIMIT = 200_000
 _KEY_ORDER = np.asarray(KEY_ORDER, dtype=np.int64)
+_FACE_POINTS = np.asarray(POINTS, dtype=np.int64)
 _FACE_BITS = (1 << 31) - 1  # entries per memo before it is cleared (bounds memory in long runs)
 
 
@@ -225,6 +226,8 @@ class HandSolver:
                     self._term_points,
                     self._term_letters,
                     self._term_cards,
+                    _FACE_POINTS,
+                    -1,  # the whole front: players choose from it, and the Python engine's rule reads it
                 )
                 terms, unused, term_off, unused_off = (
                     terms.tolist(),

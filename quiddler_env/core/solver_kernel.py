@@ -606,6 +606,8 @@ def layout_front_path(
     term_points,
     term_letters,
     term_cards,
+    field_points,
+    slack,
 ):
     """The Pareto front of the hand's layouts over (points used, longest word, words).
 
@@ -635,6 +637,17 @@ def layout_front_path(
     come from unbeaten child cells only, and those are kept, with their values, in the
     same order; the values of beaten cells can only drop, so they stay beaten and the
     front is the same. States are built children first, one dense scratch table at a time.
+
+    `slack` >= 0 (the automatic rule, with bonuses worth at most `slack` points in all;
+    `field_points`: each field's card points): only the front's layouts that rule can pick,
+    those using at least U - slack // 2 points, U the most any layout uses (its score is
+    2 * used - hand points, so a layout using fewer loses to the best one whatever bonuses
+    it wins). The sweep down keeps, per state, the most points the words laid above it use
+    (`outside`, so U = outside[0]) and the state's card points, and the build skips the
+    states and drops the cells whose layouts cannot use that many: what it keeps is built
+    exactly as in the full search (a dropped option scores below every kept cell it could
+    compete with), so the layouts it returns are the full front's, with the same words.
+    `slack` < 0: the whole front.
     """
     m = labels.shape[0]
     strides = _strides(counts)
@@ -676,7 +689,13 @@ def layout_front_path(
         o_points[k] = term_points[word_term[w]]
         o_letters[k] = term_letters[word_term[w]]
     reach = np.zeros(n_states, np.bool_)
-    st_buf = np.empty((7, n_states), np.int64)
+    st_buf = np.empty((9, n_states), np.int64)
+    outside = st_buf[7]  # the most points the words laid above state s use
+    cards_in = st_buf[8]  # state s's card points
+    outside[full] = 0
+    cards_in[full] = 0
+    for j in range(m):
+        cards_in[full] += field_points[j] * counts[j]
     st_packed = st_buf[0]
     st_low = st_buf[1]
     e_off = st_buf[2]  # state s's words: edges [e_off[s], e_end[s])
@@ -701,8 +720,12 @@ def layout_front_path(
         while (rest >> (5 * low)) & 15 == 0:
             low += 1
         st_low[s] = low
+        out_s = outside[s]
         if not full_only:
             r = s - strides[low]
+            if not reach[r] or outside[r] < out_s:
+                outside[r] = out_s
+            cards_in[r] = cards_in[s] - field_points[low]
             reach[r] = True
             st_packed[r] = sp - (np.int64(1) << (5 * low))
         if n_edges + low_start[low + 1] - low_start[low] > e_cap:
@@ -713,11 +736,17 @@ def layout_front_path(
             rp = sp - o_packed[k]
             if (rp & guard) == guard:
                 r = s - o_idx[k]
+                if not reach[r] or outside[r] < out_s + o_points[k]:
+                    outside[r] = out_s + o_points[k]
+                cards_in[r] = cards_in[s] - o_points[k]
                 reach[r] = True
                 st_packed[r] = rp
                 edge[n_edges] = k
                 n_edges += 1
         e_end[s] = n_edges
+    floor = np.int64(-1)  # the fewest points a kept layout uses
+    if slack >= 0 and reach[0]:
+        floor = outside[0] - slack // 2
 
     # Arena of the kept cells, by state, each state's by L then W. A row: points used, L, W,
     # and the witness: the word laid with the lowest card (-1: left unused), the child
@@ -744,6 +773,10 @@ def layout_front_path(
     for q in range(n_built - 1, -1, -1):
         s = built[q]
         n_touch = 0
+        if s != full and outside[s] + cards_in[s] < floor:  # no layout through s uses enough points
+            st_off[s] = n_arena
+            st_cnt[s] = 0
+            continue
         if not full_only:
             r = s - strides[st_low[s]]
             off = st_off[r]
@@ -804,7 +837,7 @@ def layout_front_path(
                 if val[c2] > v and c2 % n_words >= W:
                     beaten = True
                     break
-            if not beaten:
+            if not beaten and v + outside[s] >= floor:
                 arena[n_arena, 0] = v
                 arena[n_arena, 1] = c // n_words
                 arena[n_arena, 2] = W
@@ -830,7 +863,7 @@ def layout_front_path(
             a = above[(L + 1) * (n_words + 1) + W]
             b = above[L * (n_words + 1) + W + 1]
             beat = a if a > b else b
-            if v >= 0 and v > beat:
+            if v >= 0 and v > beat and v >= floor:
                 keys[n_front] = (np.int64(v) * n_long + L) * n_words + W
                 n_front += 1
             above[L * (n_words + 1) + W] = v if v > beat else beat
@@ -895,9 +928,15 @@ def layout_front_hand(
     term_points,
     term_letters,
     term_cards,
+    face_points,
+    slack,
 ):
-    """`layout_front_path` for a hand of 31 face counts; unused cards come back as faces."""
+    """`layout_front_path` for a hand of 31 face counts (`face_points`: each face's card points; `slack`
+    as there); unused cards come back as faces."""
     faces, labels, counts = hand_fields(hand, key_order)
+    field_points = np.empty(faces.shape[0], np.int64)
+    for j in range(faces.shape[0]):
+        field_points[j] = face_points[faces[j]]
     used, longest, words, term_off, terms, unused_off, unused = layout_front_path(
         labels,
         counts,
@@ -910,6 +949,8 @@ def layout_front_hand(
         term_points,
         term_letters,
         term_cards,
+        field_points,
+        slack,
     )
     for k in range(unused.shape[0]):
         unused[k] = faces[unused[k]]

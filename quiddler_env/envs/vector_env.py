@@ -199,13 +199,9 @@ class QuiddlerVectorEnv(VectorEnv):
         return self.observations.copy(), self._infos(np.zeros(self.num_envs, dtype=bool))
 
     def _refresh(self, slots: np.ndarray) -> None:
-        g = self.games
-        live = slots[~g.is_over[slots]]
-        over = slots[g.is_over[slots]]
-        if live.size:
-            self.masks[live] = g.action_masks(live)
-        self.masks[over] = 0
-        self.observations[slots] = g.observe(self.seats[slots], slots)
+        # Straight into the env's arrays, row by game (a game that is over gets an all-zero mask).
+        self.games.action_masks(slots, self.masks, at_games=True)
+        self.games.observe(self.seats, slots, self.observations, at_games=True)
 
     def step(self, actions: Any):
         """Play each sub-env's learner action, then its opponents up to the learner's next move (see the docstring)."""
