@@ -33,7 +33,16 @@ import numpy as np
 
 from .cards import FACES, POINTS, hand_counts
 from .dictionary import KEY_ORDER, MAX_WORD_CARDS, Dictionary, load_dictionary
-from .solver_kernel import MAX_FIELDS, best_layout_hand, discard_table, go_out_face_bits, layout_front_hand
+from .solver_kernel import (
+    MAX_FIELDS,
+    PACK_START_BITS,
+    PACK_START_SHIFT,
+    PACK_WORD_BIT,
+    best_layout_hand,
+    discard_table,
+    go_out_face_bits,
+    layout_front_hand,
+)
 
 _MEMO_LIMIT = 200_000
 _KEY_ORDER = np.asarray(KEY_ORDER, dtype=np.int64)
@@ -74,16 +83,29 @@ class Layout:
 
 
 def solver_trie(dictionary: Dictionary) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The dictionary's trie as the kernels walk it: (edge_start, node_labels, edge_child, node_term), where
-    `node_labels[node]` has bit l set for each of the node's edges of label l (`solver_kernel.hand_words`)."""
+    """The dictionary's trie as the kernels walk it: (edge_start, node_pack, edge_child, node_term).
+
+    `node_pack[node]` holds in one int64 what the walk reads of a node (`solver_kernel.hand_words`), so that a
+    step down the trie is one memory read: bit l for each of its edges' labels l (1..31), its first edge
+    (`edge_start[node]`) from bit `PACK_START_SHIFT`, and whether it ends a word (`PACK_WORD_BIT`) of at least
+    two cards (`PACK_WORD_BIT + 1`)."""
     edge_start, edge_label, edge_child, node_term = dictionary.trie
     bits = np.left_shift(np.int64(1), edge_label.astype(np.int64))
     nodes = edge_start.shape[0] - 1
+    if nodes >= 1 << PACK_START_BITS:
+        raise ValueError(f"the dictionary's trie has {nodes} nodes: the solver packs at most {1 << PACK_START_BITS}")
     has_edges = np.diff(edge_start) > 0
-    node_labels = np.zeros(nodes, dtype=np.int64)
+    node_pack = np.zeros(nodes, dtype=np.int64)
     # A node's edges are contiguous: OR each run (reduceat over the nodes that have edges).
-    node_labels[has_edges] = np.bitwise_or.reduceat(bits, edge_start[:-1][has_edges])
-    return edge_start, node_labels, edge_child, node_term
+    node_pack[has_edges] = np.bitwise_or.reduceat(bits, edge_start[:-1][has_edges])
+    node_pack |= edge_start[:-1].astype(np.int64) << PACK_START_SHIFT
+    term = np.asarray(node_term)
+    is_word = term >= 0
+    cards = np.zeros(nodes, dtype=np.int64)
+    cards[is_word] = np.asarray(dictionary.term_cards)[term[is_word]]
+    node_pack |= is_word.astype(np.int64) << PACK_WORD_BIT
+    node_pack |= (cards >= 2).astype(np.int64) << (PACK_WORD_BIT + 1)
+    return edge_start, node_pack, edge_child, node_term
 
 
 def _check_hand(counts: Sequence[int]) -> int:

@@ -43,6 +43,10 @@ except ImportError:  # pragma: no cover - only on a numba without it
 
 
 MAX_FIELDS = 12
+PACK_START_SHIFT, PACK_START_BITS, PACK_WORD_BIT = 32, 26, 58
+"""Where `solver.solver_trie`'s node pack holds a node's first edge and its word flags (labels: bits 1..31)."""
+_LABEL_MASK = (1 << 32) - 1
+_START_MASK = (1 << PACK_START_BITS) - 1
 
 
 @njit(cache=True, nogil=True)
@@ -55,13 +59,15 @@ def _popcount(x):
 
 
 @njit(cache=True, nogil=True)
-def hand_words(labels, counts, strides, min_cards, edge_start, node_labels, edge_child, node_term, term_cards):
+def hand_words(labels, counts, strides, min_cards, edge_start, node_pack, edge_child, node_term, term_cards):
     """Every word multiset in the hand: (term id, state index, packed form, lowest field) arrays.
 
-    The trie as the solver holds it (`solver.solver_trie`): a node's edges `edge_start[node]..edge_start[node+1]`
-    go to `edge_child`, sorted by label, and `node_labels[node]` has bit l set for each edge of label l, so the
-    child by label l is edge `edge_start[node] + (the set bits below l)`. The words come in a fixed order: a
-    depth-first walk over the hand's fields in label order, each state's fields lowest first.
+    The trie as the solver holds it (`solver.solver_trie`): a node's edges go to consecutive nodes, sorted by
+    label, the first at `edge_start[node] + 1`, and `node_pack[node]` has bit l set for each edge of label l, so
+    the child by label l is node `edge_start[node] + (the set bits below l) + 1`; the pack also holds the node's
+    first edge and its word flags, so each step down is one read (the walk is bound by memory latency).
+    The words come in a fixed order: a depth-first walk over the hand's fields in label order, each state's
+    fields lowest first. (`edge_start`, `edge_child` and `term_cards` are the pack's sources, not read here.)
     """
     m = labels.shape[0]
     n_states = strides[m]
@@ -71,13 +77,14 @@ def hand_words(labels, counts, strides, min_cards, edge_start, node_labels, edge
     word_packed = np.empty(cap, np.int64)
     word_low = np.empty(cap, np.int32)
     n_words = 0
+    word_bit = PACK_WORD_BIT + (1 if min_cards >= 2 else 0)
     # The labels of fields j.. (bit l for label l), and each label's field.
     above = np.zeros(m + 1, np.int64)
     field_of = np.zeros(64, np.int64)
     for j in range(m - 1, -1, -1):
         above[j] = above[j + 1] | (np.int64(1) << labels[j])
         field_of[labels[j]] = j
-    # The stack of (next field, node, packed form, state index, lowest field) to resume
+    # The stack of (next field, node's pack, packed form, state index, lowest field) to resume
     # from, in one allocation.
     stack = np.empty((5, cap), np.int64)
     st_start = stack[0]
@@ -87,47 +94,49 @@ def hand_words(labels, counts, strides, min_cards, edge_start, node_labels, edge
     st_low = stack[4]
     sp = 1
     st_start[0] = 0
-    st_node[0] = 0
+    st_node[0] = node_pack[0]
     st_packed[0] = 0
     st_idx[0] = 0
     st_low[0] = -1
     while sp > 0:
         sp -= 1
         start = st_start[sp]
-        node0 = st_node[sp]
+        pack0 = st_node[sp]
         packed0 = st_packed[sp]
         idx0 = st_idx[sp]
         low0 = st_low[sp]
-        labs0 = node_labels[node0]
+        labs0 = pack0 & _LABEL_MASK
+        first0 = (pack0 >> PACK_START_SHIFT) & _START_MASK
         avail = labs0 & above[start]  # the later fields this node has an edge for, lowest label first
         while avail != 0:
             lab = trailing_zeros(avail)
             avail &= avail - 1
             j = field_of[lab]
-            node = edge_start[node0] + _popcount(labs0 & ((np.int64(1) << lab) - 1)) + 1
+            node = first0 + _popcount(labs0 & ((np.int64(1) << lab) - 1)) + 1
+            pack = node_pack[node]
             packed = packed0
             idx = idx0
             low = low0 if low0 >= 0 else j
             unit = np.int64(1) << (5 * j)
             for rep in range(counts[j]):
                 if rep > 0:
-                    labs = node_labels[node]
+                    labs = pack & _LABEL_MASK
                     if (labs >> lab) & 1 == 0:
                         break
-                    node = edge_start[node] + _popcount(labs & ((np.int64(1) << lab) - 1)) + 1
+                    node = ((pack >> PACK_START_SHIFT) & _START_MASK) + _popcount(labs & ((np.int64(1) << lab) - 1)) + 1
+                    pack = node_pack[node]
                 packed += unit
                 idx += strides[j]
-                t = node_term[node]
-                if t >= 0 and term_cards[t] >= min_cards:
-                    word_term[n_words] = t
+                if (pack >> word_bit) & 1:
+                    word_term[n_words] = node_term[node]
                     word_idx[n_words] = idx
                     word_packed[n_words] = packed
                     word_low[n_words] = low
                     n_words += 1
                 # Resume from this node with the later fields, if it has an edge for one of them.
-                if node_labels[node] & above[j + 1]:
+                if pack & above[j + 1]:
                     st_start[sp] = j + 1
-                    st_node[sp] = node
+                    st_node[sp] = pack
                     st_packed[sp] = packed
                     st_idx[sp] = idx
                     st_low[sp] = low
