@@ -545,7 +545,7 @@ def _go_bits(i, p, cards, ints, L, R, S):
     h = hand_of(cards, i, L, p)
     if h.sum() <= 1:
         return np.int64(0)
-    return go_out_face_bits(h, S[0], R[R_MIN_CARDS], S[1], S[2], S[3], S[4], S[7]) & FACE_BITS
+    return go_out_face_bits(h, S[0], R[R_MIN_CARDS], S[1], S[2], S[3], S[4], S[7], False) & FACE_BITS
 
 
 @njit(cache=True, nogil=True)

@@ -148,7 +148,7 @@ class HandSolver:
         """Bit f: `hand - f` can be laid out; bit 31: the whole hand can."""
         bits = int(
             go_out_face_bits(
-                np.asarray(counts, dtype=np.int64), _KEY_ORDER, self.min_cards, *self._trie, self._term_cards
+                np.asarray(counts, dtype=np.int64), _KEY_ORDER, self.min_cards, *self._trie, self._term_cards, True
             )
         )
         if bits < 0 or sum(counts) > MAX_WORD_CARDS + 1:

@@ -240,18 +240,33 @@ def _cover(s, packed, guard, low_start, order, word_packed, word_idx, memo, stac
 
 
 @njit(cache=True, nogil=True)
-def go_out_fields(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards):
+def go_out_fields(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, whole):
     """For a hand after drawing: bit j set iff the hand minus one card of field j can be laid out.
 
     Cheaper than the full table: a depth-first cover search that stops at the first
-    complete layout, sharing its memo between the discards.
-    Bit m (one past the fields) is set iff the whole hand can be laid out.
+    complete layout, sharing its memo between the discards. A card in no word of the hand
+    can only be the one discarded, so with two such cards nothing is searched, and with one
+    only its discard. `whole`: bit m (one past the fields) is set iff the whole hand can be
+    laid out (not searched otherwise).
     """
     m = labels.shape[0]
     strides = _strides(counts)
     word_term, word_idx, word_packed, word_low = hand_words(
         labels, counts, strides, min_cards, edge_start, edge_label, edge_child, node_term, term_cards
     )
+    # The fields some word uses: a 5-bit lane of a packed form is nonzero iff its word uses that field.
+    lanes = np.int64(0)
+    for w in range(word_packed.shape[0]):
+        p = word_packed[w]
+        lanes |= p | (p >> 1) | (p >> 2) | (p >> 3)
+    stray = 0  # cards in no word
+    only = -1  # the field of the one such card
+    for j in range(m):
+        if (lanes >> (5 * j)) & 1 == 0:
+            stray += counts[j]
+            only = j
+    if stray >= 2:
+        return np.int64(0)
     low_start, order, guard = _group_by_low(word_low, m)
     memo = np.zeros(strides[m], np.int8)
     full = strides[m] - 1
@@ -264,6 +279,8 @@ def go_out_fields(labels, counts, min_cards, edge_start, edge_label, edge_child,
     stack = np.empty((4, n_cards + 1), np.int64)
     bits = np.int64(0)
     for j in range(m):
+        if stray == 1 and j != only:
+            continue
         if _cover(
             full - strides[j],
             packed - (np.int64(1) << (5 * j)),
@@ -276,7 +293,7 @@ def go_out_fields(labels, counts, min_cards, edge_start, edge_label, edge_child,
             stack,
         ):
             bits |= np.int64(1) << j
-    if _cover(full, packed, guard, low_start, order, word_packed, word_idx, memo, stack):
+    if whole and stray == 0 and _cover(full, packed, guard, low_start, order, word_packed, word_idx, memo, stack):
         bits |= np.int64(1) << m
     return bits
 
@@ -527,13 +544,15 @@ def hand_fields(hand, key_order):
 
 
 @njit(cache=True, nogil=True)
-def go_out_face_bits(hand, key_order, min_cards, edge_start, edge_label, edge_child, node_term, term_cards):
-    """`go_out_fields` for a hand of 31 face counts: bit f for face f; bit 31 for the whole hand."""
+def go_out_face_bits(hand, key_order, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, whole):
+    """`go_out_fields` for a hand of 31 face counts: bit f for face f; bit 31 for the whole hand (`whole`)."""
     faces, labels, counts = hand_fields(hand, key_order)
     m = faces.shape[0]
     if m > MAX_FIELDS:
         return np.int64(-1)
-    field_bits = go_out_fields(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards)
+    field_bits = go_out_fields(
+        labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, whole
+    )
     bits = np.int64(0)
     for j in range(m):
         if (field_bits >> j) & 1:
