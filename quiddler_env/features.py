@@ -17,6 +17,14 @@ An env user gets the same floats from the wrappers of `quiddler_env.wrappers`.
 | 8 + 4f .. 11 + 4f | discard | for each face f in the hand: the best layout of the hand without one f: score, words, longest word, 1 if it goes out |
 
 Entries of the other phase, and of faces not in the hand, are 0.
+
+`solver_v2` (164 floats): `solver_v1`'s 132, then the odds the draw pile gives of going out, a card
+drawn being any card the seat has not seen (the observation's `unseen` counts) with equal chance:
+
+| index | phase | content |
+|---|---|---|
+| 132 | draw | the chance that a card from the draw pile lets the hand go out now |
+| 133 + f | discard | for each face f in the hand: the chance that, with one f discarded, the next card from the draw pile lets the hand go out |
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ from quiddler_env.core.cards import NUM_FACES, POINTS
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.dictionary import load_dictionary
 from quiddler_env.core.solver import HandSolver, get_solver
-from quiddler_env.core.solver_kernel import best_layout_hand, discard_table
+from quiddler_env.core.solver_kernel import best_layout_hand, discard_table, go_out_face_bits
 from quiddler_env.envs.observation import observation_layout
 
 SCORE_SCALE = 50.0
@@ -41,6 +49,7 @@ LONGEST_SCALE = 10.0
 FEATURE_BOUND = 20.0
 """Every feature lies in [-FEATURE_BOUND, FEATURE_BOUND] (a layout scores at most a few hundred points)."""
 _POINTS = np.asarray(POINTS, dtype=np.int64)
+_FACE_BITS = (1 << NUM_FACES) - 1
 
 
 @dataclass(frozen=True)
@@ -91,13 +100,18 @@ def _solver_v1(observation: np.ndarray, num_players: int, solver: HandSolver) ->
 
 TABLE_SLOTS = 4096
 BEST_SLOTS = 16384
+GO_SLOTS = 65536
 _TABLE_WIDTH = 3 + 1 + 5 * 12  # key, filled; fields m; then faces, used, words, longest, cover of each field
 _BEST_WIDTH = 3 + 4  # key, filled; used, words, longest, lays every card
 
 
-def new_feature_memo() -> tuple[np.ndarray, np.ndarray]:
-    """`solver_v1`'s memo for batches: direct-mapped, exactly keyed by the hand (a miss just searches)."""
-    return np.zeros((TABLE_SLOTS, _TABLE_WIDTH), np.int64), np.zeros((BEST_SLOTS, _BEST_WIDTH), np.int64)
+def new_feature_memo() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The feature sets' memo for batches: direct-mapped, exactly keyed by the hand (a miss just searches)."""
+    return (
+        np.zeros((TABLE_SLOTS, _TABLE_WIDTH), np.int64),
+        np.zeros((BEST_SLOTS, _BEST_WIDTH), np.int64),
+        np.zeros((GO_SLOTS, 4), np.int64),  # key, filled, can go out
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -222,12 +236,111 @@ def _solver_v1_batch(
     obs = np.ascontiguousarray(observations, dtype=np.float32)
     s = observation_layout(num_players).slices
     out = np.empty((obs.shape[0], 8 + 4 * NUM_FACES), dtype=np.float32)
-    tables, best = memo if memo is not None else new_feature_memo()
+    tables, best, _ = memo if memo is not None else new_feature_memo()
     _solver_v1_rows(
         obs, out, s["hand"].start, s["discard_top"].start, s["phase"].start, solver.min_cards,
         solver_tables(solver), tables, best,
     )  # fmt: skip
     return out
+
+
+def _solver_v2(observation: np.ndarray, num_players: int, solver: HandSolver) -> np.ndarray:
+    out = np.zeros(ODDS_SIZE, dtype=np.float32)
+    v = observation_layout(num_players).view(np.asarray(observation))
+    hand = [int(c) for c in np.rint(v["hand"])]
+    unseen = [int(c) for c in np.rint(v["unseen"])]
+    pool = sum(unseen)
+
+    def odds(cards: list[int]) -> float:
+        # A hand of n cards that draws one: can it go out (discard one, lay the rest)?
+        hits = 0
+        for c, u in enumerate(unseen):
+            if u:
+                cards[c] += 1
+                hits += u if solver.go_out_faces(cards) else 0
+                cards[c] -= 1
+        return hits / pool
+
+    if sum(hand) and pool:
+        if v["phase"][0] > 0.5:  # draw
+            out[0] = odds(list(hand))
+        elif v["phase"][1] > 0.5 and sum(hand) > 1:  # discard
+            for f in range(NUM_FACES):
+                if hand[f]:
+                    rest = list(hand)
+                    rest[f] -= 1
+                    out[1 + f] = odds(rest)
+    return np.concatenate([_solver_v1(observation, num_players, solver), out])
+
+
+ODDS_SIZE = 1 + NUM_FACES
+
+
+@njit(cache=True, nogil=True)
+def _can_go_out(h, min_cards, S, go):
+    """Can hand h (after drawing) go out, from the memo or searched."""
+    k0, k1, mix = _hand_key(h)
+    row = go[np.int64(mix & np.uint64(go.shape[0] - 1))]
+    if row[2] == 1 and row[0] == k0 and row[1] == k1:
+        return row[3] == 1
+    bits = go_out_face_bits(h, S[0], min_cards, S[1], S[2], S[3], S[4], S[7], False) & _FACE_BITS
+    row[0], row[1], row[2], row[3] = k0, k1, 1, 1 if bits != 0 else 0
+    return bits != 0
+
+
+@njit(cache=True, nogil=True)
+def _odds(h, unseen, pool, min_cards, S, go):
+    hits = 0
+    for c in range(NUM_FACES):
+        if unseen[c] > 0:
+            h[c] += 1
+            if _can_go_out(h, min_cards, S, go):
+                hits += unseen[c]
+            h[c] -= 1
+    return hits / pool
+
+
+@njit(cache=True, nogil=True)
+def _odds_rows(obs, out, o_hand, o_unseen, o_phase, min_cards, S, go):
+    """`_solver_v2`'s odds (its last `ODDS_SIZE` floats) for each row of obs into out."""
+    h = np.zeros(NUM_FACES, np.int64)
+    unseen = np.zeros(NUM_FACES, np.int64)
+    for b in range(obs.shape[0]):
+        row = obs[b]
+        o = out[b]
+        o[:] = 0.0
+        n_cards = 0
+        pool = 0
+        for f in range(NUM_FACES):
+            h[f] = np.int64(np.rint(row[o_hand + f]))
+            n_cards += h[f]
+            unseen[f] = np.int64(np.rint(row[o_unseen + f]))
+            pool += unseen[f]
+        if n_cards == 0 or pool == 0:
+            continue
+        if row[o_phase] > 0.5:  # draw
+            o[0] = _odds(h, unseen, pool, min_cards, S, go)
+        elif row[o_phase + 1] > 0.5 and n_cards > 1:  # discard
+            for f in range(NUM_FACES):
+                if h[f] > 0:
+                    h[f] -= 1
+                    o[1 + f] = _odds(h, unseen, pool, min_cards, S, go)
+                    h[f] += 1
+
+
+def _solver_v2_batch(
+    observations: np.ndarray, num_players: int, solver: HandSolver, memo: tuple | None = None
+) -> np.ndarray:
+    obs = np.ascontiguousarray(observations, dtype=np.float32)
+    memo = memo if memo is not None else new_feature_memo()
+    s = observation_layout(num_players).slices
+    first = _solver_v1_batch(obs, num_players, solver, memo)
+    odds = np.empty((obs.shape[0], ODDS_SIZE), dtype=np.float32)
+    _odds_rows(
+        obs, odds, s["hand"].start, s["unseen"].start, s["phase"].start, solver.min_cards, solver_tables(solver),
+        memo[2],
+    )  # fmt: skip
+    return np.concatenate([first, odds], axis=1)
 
 
 FEATURE_SETS: dict[str, FeatureSet] = {
@@ -237,6 +350,13 @@ FEATURE_SETS: dict[str, FeatureSet] = {
         _solver_v1,
         "best layout now / after taking the discard / after each discard",
         _solver_v1_batch,
+    ),
+    "solver_v2": FeatureSet(
+        "solver_v2",
+        8 + 4 * NUM_FACES + ODDS_SIZE,
+        _solver_v2,
+        "solver_v1, and the draw pile's odds of going out (now, and after each discard)",
+        _solver_v2_batch,
     ),
 }
 
@@ -282,7 +402,7 @@ class ObservationFeatures:
             raise ValueError(
                 f"observation has {obs.shape[0]} entries; a {self.num_players}-player table has {self.base_size}"
             )
-        return np.concatenate([obs, self.features.compute(obs, self.num_players, self.solver)])
+        return self.batch(obs[None])[0]  # compiled, with the memo (`compute` gives the same floats, slower)
 
     def space(self, box):
         """The env's observation Box with this set's bounds appended (what a network reading them sees)."""
