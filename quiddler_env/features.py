@@ -244,6 +244,10 @@ def _solver_v1_batch(
     return out
 
 
+ODDS_SIZE = 1 + NUM_FACES
+"""`solver_v2`'s floats after `solver_v1`'s: the odds of going out now (draw), and after each face's discard."""
+
+
 def _solver_v2(observation: np.ndarray, num_players: int, solver: HandSolver) -> np.ndarray:
     out = np.zeros(ODDS_SIZE, dtype=np.float32)
     v = observation_layout(num_players).view(np.asarray(observation))
@@ -271,9 +275,6 @@ def _solver_v2(observation: np.ndarray, num_players: int, solver: HandSolver) ->
                     rest[f] -= 1
                     out[1 + f] = odds(rest)
     return np.concatenate([_solver_v1(observation, num_players, solver), out])
-
-
-ODDS_SIZE = 1 + NUM_FACES
 
 
 @njit(cache=True, nogil=True)
