@@ -96,8 +96,8 @@ def test_feature_greedy_is_what_the_features_make_easy():
 
 
 def test_feature_set_errors():
-    assert set(FEATURE_SETS) == {"solver_v1"}
-    with pytest.raises(ValueError, match="unknown observation feature set 'magic'"):
+    assert set(FEATURE_SETS) == {"solver_v1", "solver_v2"}
+    with pytest.raises(ValueError, match="unknown observation feature set 'magic'; known: solver_v1, solver_v2"):
         feature_set("magic")
     features = ObservationFeatures("solver_v1", RULES)
     with pytest.raises(ValueError, match="has 5 entries"):
