@@ -14,7 +14,11 @@ from __future__ import annotations
 
 import argparse
 import resource
+import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout's `agents`, from any folder
 
 
 def _cpu_seconds() -> float:
@@ -32,7 +36,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    from agents.evaluation.tournament import Tournament, _Table, run_tournament
+    from agents.evaluation.tournament import Tournament, _Table, run_tournament  # slow: after --help
 
     tournament = Tournament(tuple(args.players), games=args.games, seed=args.seed)
     _Table(tournament).play([0])  # load the word list index and the compiled solver once

@@ -31,6 +31,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # train.py imports the checkout's `agents`, from any folder
 VARIANTS = {
     "dummy x8": ["train.vec_env=dummy", "train.n_envs=8", "algo.n_steps=256"],
     "batched x8": ["train.vec_env=batched", "train.n_envs=8", "algo.n_steps=256"],
