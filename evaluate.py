@@ -3,9 +3,8 @@
 The command itself is `agents.cli.evaluate` (installed: the `quiddler-evaluate` console script); `--help` tells all.
 """
 
-import sys
-
+from agents.cli import exit_with
 from agents.cli.evaluate import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main)

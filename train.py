@@ -3,9 +3,8 @@
 The command itself is `agents.cli.train` (installed: the `quiddler-train` console script); `--help` tells all.
 """
 
-import sys
-
+from agents.cli import exit_with
 from agents.cli.train import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main)

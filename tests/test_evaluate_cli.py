@@ -319,3 +319,22 @@ def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
     assert proc.stdout == ""
     assert not out.exists()  # nothing written, not even the folder
     assert file.read_text() == "not a folder"
+
+
+@pytest.mark.slow
+def test_a_reader_that_stops_early_ends_the_command_quietly():
+    # `evaluate.py --list-agents | grep -q zoo:` closes the pipe as soon as grep has seen a match: the command
+    # must not print a BrokenPipeError traceback, and it ends with the status a shell gives SIGPIPE (141).
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the command writes a byte
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--list-agents"],
+        cwd=ROOT,
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+    )
+    os.close(write_end)
+    assert proc.stderr == ""
+    assert proc.returncode == 141

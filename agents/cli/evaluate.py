@@ -29,6 +29,8 @@ from typing import Any
 
 from quiddler_env.core.config import QuiddlerConfig, RuleOption
 
+from . import exit_with
+
 EXIT_BAD_INPUT = 2
 DEFAULTS: dict[str, Any] = {
     "players": None,
@@ -413,8 +415,8 @@ def console() -> None:
     """The `quiddler-evaluate` console script."""
     global PROG
     PROG = "quiddler-evaluate"
-    sys.exit(main())
+    exit_with(main)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main)

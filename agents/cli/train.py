@@ -22,6 +22,7 @@ import sys
 
 from ..training import CheckpointError, RunConfigError, RunFolderError, load_run_config, resume_run, start_run
 from ..training.config import dump_yaml, shipped_configs
+from . import exit_with
 
 PROG = "train.py"
 """The command's name in its messages (`quiddler-train` when run as the console script)."""
@@ -91,8 +92,8 @@ def console() -> None:
     """The `quiddler-train` console script."""
     global PROG
     PROG = "quiddler-train"
-    sys.exit(main())
+    exit_with(main)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main)
