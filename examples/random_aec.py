@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 import quiddler_env
+from quiddler_env.envs.common import REWARD_MODES
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
@@ -23,7 +24,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--games", type=int, default=5)
     parser.add_argument("--players", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--reward-mode", default="round_score", choices=("round_score", "relative", "win_loss"))
+    parser.add_argument("--reward-mode", default="round_score", choices=REWARD_MODES)
     parser.add_argument("--render", action="store_true", help="print the table after every move of the first game")
     args = parser.parse_args(argv)
     if args.games < 1:

@@ -17,6 +17,7 @@ import numpy as np
 from sb3_contrib import MaskablePPO
 
 import quiddler_env
+from quiddler_env.envs.common import REWARD_MODES
 from quiddler_env.envs.selfplay import SelfPlayEnv
 
 
@@ -26,7 +27,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--players", type=int, default=3)
     parser.add_argument("--games", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--reward-mode", default="relative", choices=("round_score", "relative", "win_loss"))
+    parser.add_argument("--reward-mode", default="relative", choices=REWARD_MODES)
     args = parser.parse_args(argv)
     for name in ("timesteps", "games"):
         if getattr(args, name) < 1:

@@ -305,6 +305,28 @@ def test_relative_rewards_sum_to_zero_and_match_scores():
     assert sum(returns.values()) == pytest.approx(0.0)
 
 
+def _lead(totals, seat):
+    """The seat's total minus the best other total, written out plainly."""
+    return totals[seat] - max(t for q, t in enumerate(totals) if q != seat)
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_lead_rewards_follow_each_seats_lead_over_the_best_other_total(seed):
+    aec = raw_env(num_players=4, reward_mode="lead", reward_scale=1.0, **SHORT)
+    returns, round_rewards, _ = _play_and_record(aec, seed=seed)
+    before = [0, 0, 0, 0]
+    for k, results in enumerate(aec.game.round_history):
+        after = [r.total for r in results]
+        for p in range(4):
+            assert round_rewards[k][f"player_{p}"] == pytest.approx(_lead(after, p) - _lead(before, p))
+        before = after
+    totals = aec.game.totals
+    for p in range(4):
+        # The game's rewards add up to the final lead: positive exactly for a sole winner.
+        assert returns[f"player_{p}"] == pytest.approx(_lead(totals, p))
+        assert (returns[f"player_{p}"] > 0) == (totals[p] > max(t for q, t in enumerate(totals) if q != p))
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_win_loss_rewards_only_at_the_end(seed):
     aec = raw_env(num_players=3, reward_mode="win_loss", **SHORT)

@@ -94,7 +94,7 @@ def test_round_score_return_is_the_final_total():
         assert not env.action_masks().any()
 
 
-def test_win_loss_and_relative_rewards():
+def test_win_loss_relative_and_lead_rewards():
     env = QuiddlerEnv(num_players=2, reward_mode="win_loss", **SHORT)
     total, _, _ = play(env, 5)
     totals = env.game.totals
@@ -103,6 +103,11 @@ def test_win_loss_and_relative_rewards():
     env = QuiddlerEnv(num_players=2, reward_mode="relative", reward_scale=1.0, **SHORT)
     total, _, _ = play(env, 6)
     assert total == pytest.approx(env.game.totals[0] - env.game.totals[1])
+    for seed in (6, 7, 8):
+        env = QuiddlerEnv(num_players=3, learner_seat="random", reward_mode="lead", reward_scale=1.0, **SHORT)
+        total, info, _ = play(env, seed)
+        totals, seat = env.game.totals, info["seat"]
+        assert total == pytest.approx(totals[seat] - max(t for q, t in enumerate(totals) if q != seat))
 
 
 def test_random_seat_varies_and_seeds_repeat():

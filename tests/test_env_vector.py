@@ -119,6 +119,20 @@ def test_relative_and_win_loss_rewards():
                 assert rewards[i] == pytest.approx(scores[seat] - (scores.sum() - scores[seat]) / 2)
 
 
+def test_lead_rewards_add_up_to_each_games_final_lead():
+    records = play(make(3, reward_mode="lead", reward_scale=1.0, num_players=4, learner_seat="random"), 600)
+    summed = np.zeros(3)
+    finished = 0
+    for _, rewards, terminated, _, infos in records[1:]:
+        summed += rewards
+        for i in np.flatnonzero(terminated):
+            totals, seat = infos["totals"][i], infos["seat"][i]
+            assert summed[i] == pytest.approx(totals[seat] - np.delete(totals, seat).max())
+            summed[i] = 0.0
+            finished += 1
+    assert finished >= 3
+
+
 def test_next_step_autoreset_resets_on_the_step_after_the_end():
     envs = make(2)
     records = play(envs, 300)

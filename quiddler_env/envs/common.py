@@ -31,8 +31,8 @@ from ..core.laying import MAX_LAID_WORDS
 from ..core.scoring import RoundResult
 from .observation import TOTAL_SCALE, observation_layout
 
-REWARD_MODES = ("round_score", "relative", "win_loss")
-DEFAULT_REWARD_SCALE = {"round_score": 0.01, "relative": 0.01, "win_loss": 1.0}
+REWARD_MODES = ("round_score", "relative", "lead", "win_loss")
+DEFAULT_REWARD_SCALE = {"round_score": 0.01, "relative": 0.01, "lead": 0.01, "win_loss": 1.0}
 """Round points are divided by 100 so a round's reward is about -1..2; a game result is +1/0/-1."""
 RENDER_MODES = ("human", "ansi")
 ILLEGAL_ACTION_MODES = ("terminate", "raise")
@@ -278,7 +278,7 @@ ENV_OPTIONS: tuple[EnvOption, ...] = (
     EnvOption(
         "reward_mode",
         "round_score",
-        "round_score, relative or win_loss (the module docstring of quiddler_v0 explains each)",
+        "round_score, relative, lead or win_loss (the module docstring of quiddler_v0 explains each)",
         lambda v, cfg, opts: check_reward_mode(v),
         ("aec", "gym", "vector"),
     ),
@@ -512,15 +512,26 @@ def legal_action_mask(game: QuiddlerGame) -> np.ndarray:
 # -- rewards and infos ----------------------------------------------------------------------
 
 
+def leads(totals: Sequence[int]) -> list[int]:
+    """Each seat's lead: its total minus the best total among the other seats (negative when behind)."""
+    return [t - max(totals[:p] + totals[p + 1 :]) for p, t in enumerate(totals)]
+
+
 def round_rewards(results: Sequence[RoundResult], totals_before: Sequence[int], mode: str, scale: float) -> list[float]:
     """Each seat's reward for a scored round.
 
     round_score: the points the round added to the seat's total (its round score, after
-    the score floor), times `scale`; relative: that minus the opponents' mean; win_loss: 0.
+    the score floor), times `scale`; relative: that minus the opponents' mean; lead: how
+    much the seat's lead over the best other total grew (so a game's rewards add up to its
+    final lead: positive exactly when it won alone); win_loss: 0.
     """
     if mode == "win_loss":
         return [0.0] * len(results)
-    gains = [r.total - before for r, before in zip(results, totals_before, strict=True)]
+    totals_after = [r.total for r in results]
+    if mode == "lead":
+        before = leads(list(totals_before))
+        return [(a - b) * scale for a, b in zip(leads(totals_after), before, strict=True)]
+    gains = [after - before for after, before in zip(totals_after, totals_before, strict=True)]
     if mode == "round_score":
         return [g * scale for g in gains]
     n = len(gains)

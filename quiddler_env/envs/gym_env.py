@@ -25,7 +25,7 @@ obs, reward, terminated, truncated, info = env.step(int(info["action_mask"].nonz
   (sb3-contrib's `MaskablePPO` convention, works through `SubprocVecEnv`) and
   `info["action_mask"]`; all zeros once the game is over.
 - Reward: the learner's own reward, in the AEC env's modes (`round_score`,
-  `relative`, `win_loss`, times `reward_scale`), summed over the round ends that
+  `relative`, `lead`, `win_loss`, times `reward_scale`), summed over the round ends that
   happened since its last move. `info["round_result"]` / `info["round"]` as in the
   AEC env when a round ended in the step, `info["winners"]` (seats) at the end.
 - An illegal action (an integer id the mask does not allow, in range or not) ends

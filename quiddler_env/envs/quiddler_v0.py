@@ -44,7 +44,7 @@ round per entry), `min_word_cards`, `two_player_bonus`, `bonus_value`,
 The env options (every env's, with defaults, docs and checks) are declared once in
 `quiddler_env.envs.common.ENV_OPTIONS`; `env_option_names("aec")` lists this env's.
 
-`reward_mode`: `"round_score"`, `"relative"` or `"win_loss"` (see Rewards).
+`reward_mode`: `"round_score"`, `"relative"`, `"lead"` or `"win_loss"` (see Rewards).
 
 `reward_scale`: multiplies every reward; `None` means 0.01 for the point modes (a
 round's reward is then roughly -1..2) and 1 for `win_loss`.
@@ -167,9 +167,13 @@ only one rewarded); the episode is the whole game, every configured round.
 |---|---|---|
 | `round_score` | the points the round added to the agent's total (its round score after the score floor) x scale | 0 |
 | `relative` | that minus the mean of the opponents' (sums to 0 over the table) x scale | 0 |
+| `lead` | how much the agent's lead over the best other total grew: (own total - best other total) after the round minus before (x scale) | 0 |
 | `win_loss` | 0 | +1 sole winner, 0 each winner of a tie on the highest total, -1 everyone else (x scale) |
 
-With the default scale, an agent's return in `round_score` mode is its final total / 100.
+With the default scale, an agent's return in `round_score` mode is its final total / 100, and in `lead`
+mode its final lead / 100: positive exactly when it wins alone. With 2 players `lead` is
+`relative`; with more, `relative` counts points taken from any opponent alike, `lead` only those that
+change who is ahead of the agent.
 
 ### Infos
 

@@ -61,6 +61,14 @@ from .common import COMPILED, IllegalActionError, OpponentMix
 __all__ = ["COMPILED", "OpponentMix", "QuiddlerVectorEnv"]
 
 
+def _leads(totals: np.ndarray, seat: np.ndarray) -> np.ndarray:
+    """Row i's lead at seat[i]: its total minus the best other total (`common.leads` in arrays)."""
+    rows = np.arange(totals.shape[0])
+    others = totals.copy()
+    others[rows, seat] = -np.inf
+    return totals[rows, seat] - others.max(axis=1)
+
+
 class QuiddlerVectorEnv(VectorEnv):
     """N games of Quiddler for one learner seat each, the other seats inside (see the module docstring)."""
 
@@ -285,6 +293,10 @@ class QuiddlerVectorEnv(VectorEnv):
         if self.reward_mode == "relative":
             others = (gains.sum(axis=1) - mine) / (self.num_players - 1)
             return (mine - others) * self.reward_scale
+        if self.reward_mode == "lead":
+            # The rounds since the learner's last move moved its lead from lead(totals - gains) to lead(totals).
+            totals = self.games.totals[slots].astype(np.float64)
+            return (_leads(totals, seat) - _leads(totals - gains, seat)) * self.reward_scale
         out = np.zeros(slots.size)
         over = self.games.is_over[slots]
         if over.any():
