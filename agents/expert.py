@@ -8,12 +8,13 @@ from quiddler_env.core import actions as A
 from quiddler_env.core.cards import NUM_FACES
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.scoring import bonuses_in_play
-from quiddler_env.core.solver import DiscardOption
+from quiddler_env.core.solver import DiscardFigures
 
 from .base import CHALLENGE, DRAW, LAY, BaseAgent, SeatView, legal_list
-from .hands import with_card
 
 DEFAULT_SAMPLES = 32
+_MAX_FIGURE = 16
+"""Above every CDF table's length: a longest word or word count past it beats the table for sure."""
 
 # How long an opponent's longest word and how many words it lays, at the end of a
 # round with `hand_size` cards dealt: P(opponent's value <= k) for k = 0, 1, 2, ...
@@ -95,40 +96,48 @@ class ExpertAgent(BaseAgent):
         self.samples = samples
         self.top = top
         self.go_out_value = float(go_out_value)
-        # Worth of each hand after a draw, by its face counts: pure, so kept across games.
-        self._inner: dict[bytes, float] = {}
+        self._odds: dict[int, dict[str, np.ndarray]] = {}
         super().__init__(seed, num_players, config)
 
     # -- values ----------------------------------------------------------------------
 
-    def _value(self, option: DiscardOption, hand_size: int, final: bool) -> float:
-        """What keeping `option`'s hand is worth: layout score, expected bonuses, going out."""
-        cfg = self.config
-        value = float(option.score)
-        if cfg.bonus_value:
+    def _beat_odds(self, hand_size: int) -> dict[str, np.ndarray]:
+        """Per bonus in play, `beat_probability` of each value 0.._MAX_FIGURE at this hand size."""
+        odds = self._odds.get(hand_size)
+        if odds is None:
             opponents = self.num_players - 1
-            for bonus in bonuses_in_play(cfg, self.num_players):
-                table, mine = (
-                    (_LONGEST_CDF, option.longest) if bonus == "longest_word" else (_WORDS_CDF, option.n_words)
+            odds = self._odds[hand_size] = {
+                bonus: np.array(
+                    [
+                        beat_probability(
+                            _LONGEST_CDF if bonus == "longest_word" else _WORDS_CDF, hand_size, k, opponents
+                        )
+                        for k in range(_MAX_FIGURE + 1)
+                    ]
                 )
-                value += cfg.bonus_value * beat_probability(table, hand_size, mine, opponents)
-        if cfg.score_floor == "round":
-            value = max(value, 0.0)
-        if option.goes_out and not final:
-            value += self.go_out_value
-        return value
+                for bonus in bonuses_in_play(self.config, self.num_players)
+            }
+        return odds
 
-    def _after_draw(self, counts: list[int], final: bool) -> float:
-        """Value of holding `counts` (dealt size + 1) before discarding: its best discard."""
-        key = bytes(counts) + (b"\x01" if final else b"\x00")
-        value = self._inner.get(key)
-        if value is None:
-            hand_size = sum(counts) - 1
-            value = max(self._value(o, hand_size, final) for o in self.solver.discard_options(counts))
-            if len(self._inner) > 200_000:
-                self._inner.clear()
-            self._inner[key] = value
-        return value
+    def _values(self, options: DiscardFigures, hand_size: int, final: bool) -> np.ndarray:
+        """What keeping each option's hand is worth: layout score, expected bonuses, going out (one per face)."""
+        cfg = self.config
+        values = options.score.astype(np.float64)
+        if cfg.bonus_value:
+            for bonus, odds in self._beat_odds(hand_size).items():
+                mine = options.longest if bonus == "longest_word" else options.n_words
+                values = values + cfg.bonus_value * odds[np.minimum(mine, _MAX_FIGURE)]
+        if cfg.score_floor == "round":
+            values = np.maximum(values, 0.0)
+        if not final:
+            values = values + np.where(options.goes_out, self.go_out_value, 0.0)
+        return values
+
+    def _best_kept(self, hand: list[int], drawn, final: bool) -> np.ndarray:
+        """For each face in `drawn`: the value of holding `hand` plus that card, by its best discard."""
+        options = self.solver.draw_discard_figures(hand, drawn)
+        values = np.where(options.faces >= 0, self._values(options, sum(hand), final), -np.inf)
+        return values.max(axis=1)
 
     def _sample_draws(self, seat: SeatView) -> tuple[np.ndarray, np.ndarray]:
         """Faces a draw from the pile may give and their weights, from `samples` sampled cards."""
@@ -142,9 +151,9 @@ class ExpertAgent(BaseAgent):
         return faces, counts[faces] / self.samples
 
     def _expected(self, hand: list[int], faces: np.ndarray, probs: np.ndarray, final: bool) -> float:
-        return float(
-            sum(p * self._after_draw(with_card(hand, int(f)), final) for f, p in zip(faces, probs, strict=True))
-        )
+        """The value of `hand` after a draw from the pile: `_best_kept` averaged over the sampled faces."""
+        best = self._best_kept(hand, faces, final).tolist()
+        return float(sum(p * v for p, v in zip(probs.tolist(), best, strict=True)))
 
     # -- decisions -------------------------------------------------------------------
 
@@ -189,7 +198,7 @@ class ExpertAgent(BaseAgent):
             return legal[0]
         hand = list(seat.hand)
         final = seat.final_turn
-        take = self._after_draw(with_card(hand, seat.discard_top), final)
+        take = float(self._best_kept(hand, [seat.discard_top], final)[0])
         faces, probs = self._sample_draws(seat)
         if faces.size == 0:
             return A.TAKE_DISCARD
@@ -197,25 +206,29 @@ class ExpertAgent(BaseAgent):
         return A.TAKE_DISCARD if take > draw else A.DRAW_PILE
 
     def _discard(self, seat: SeatView, legal: list[int]) -> int:
-        options = {o.face: o for o in self.solver.discard_options(seat.hand)}
-        go = [a for a in legal if a >= A.GO_OUT_BASE and a - A.GO_OUT_BASE in options]
+        options = self.solver.discard_figures(seat.hand)
+        index = {f: j for j, f in enumerate(options.faces.tolist())}
+        go = [a for a in legal if a >= A.GO_OUT_BASE and a - A.GO_OUT_BASE in index]
         size = seat.hand_size
         if go:
-            return self._pick(go, [self._value(options[a - A.GO_OUT_BASE], size, True) for a in go])
-        pool = [a for a in legal if A.DISCARD_BASE <= a < A.GO_OUT_BASE and a - A.DISCARD_BASE in options]
+            final_values = self._values(options, size, True).tolist()
+            return self._pick(go, [final_values[index[a - A.GO_OUT_BASE]] for a in go])
+        pool = [a for a in legal if A.DISCARD_BASE <= a < A.GO_OUT_BASE and a - A.DISCARD_BASE in index]
         if not pool:  # a mask this hand cannot explain: still never leave the mask
             return legal[int(self.rng.integers(len(legal)))]
-        now = [options[a - A.DISCARD_BASE] for a in pool]
+        now = [index[a - A.DISCARD_BASE] for a in pool]
         if seat.final_turn:  # the round ends for this seat after this discard
-            return self._pick(pool, [self._value(o, size, True) for o in now])
+            final_values = self._values(options, size, True).tolist()
+            return self._pick(pool, [final_values[j] for j in now])
         # Shortlist by the hand kept now, then look one draw ahead.
-        now_values = [self._value(o, size, False) for o in now]
+        kept_values = self._values(options, size, False).tolist()
+        now_values = [kept_values[j] for j in now]
         order = sorted(range(len(pool)), key=lambda i: -now_values[i])[: self.top]
         faces, probs = self._sample_draws(seat)
         values = []
         for i in order:
             kept = list(seat.hand)
-            kept[now[i].face] -= 1
+            kept[pool[i] - A.DISCARD_BASE] -= 1
             ahead = self._expected(kept, faces, probs, False) if faces.size else now_values[i]
             values.append(ahead)
         return self._pick([pool[i] for i in order], values)

@@ -1,8 +1,9 @@
 """Training speed: the quickstart config on today's vector envs against `train.vec_env: batched`, side by side.
 
     python benchmarks/bench_train.py [--steps 20480] [--repeats 2] [--before COMMIT]
+                                     [--config configs/quickstart.yaml] [--variants NAME ...]
 
-Each variant trains `configs/quickstart.yaml` for `--steps` steps through `train.py` (in this
+Each variant trains the config (`configs/quickstart.yaml` unless `--config`) for `--steps` steps through `train.py` (in this
 process, one after the other, the variants interleaved over the repeats), without the
 imitation warm start and the periodic evaluations, so the figures are PPO's own: steps/s and
 the share of wall time spent in the env (`summary.json`'s session timing, which leaves out
@@ -12,9 +13,11 @@ evaluation and checkpoint time). Variants:
 - `batched x8`: the same rollout shape on the batched engine;
 - `batched x64`: 64 games of 32 steps per rollout (the same 2,048 steps per update).
 
-With `--before COMMIT` the quickstart also trains as that commit of this repository had it (a
-git worktree, run in a subprocess with its own code and the same venv): "today's" speed before
-a change, measured in the same run. The median over the repeats is printed, with each
+With `--before COMMIT` the config also trains as that commit of this repository had it (a git
+worktree, run in a subprocess with its own code, the config file of the same name and the same venv):
+"today's" speed before a change, measured in the same run; `--variants` picks which of the variants
+above run beside it, e.g. `--config configs/champion_4p.yaml --variants "batched x64" --before COMMIT`
+(the 4-player champion's own rollout shape). The median over the repeats is printed, with each
 variant's ratio to the first variant.
 """
 
@@ -60,10 +63,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--steps", type=int, default=20480)
     p.add_argument("--repeats", type=int, default=2)
     p.add_argument("--config", default=str(ROOT / "configs" / "quickstart.yaml"))
-    p.add_argument("--before", help="a commit: also train the quickstart as it was there (its code, its config)")
+    p.add_argument("--before", help="a commit: also train the config as it was there (its code, its config)")
+    p.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS))
     args = p.parse_args(argv)
+    config = Path(args.config).resolve()
+    if args.before and not config.is_relative_to(ROOT):
+        p.error(f"--before needs a config inside the checkout ({ROOT}), got {args.config}")
     train = _train_module()
-    variants = dict(VARIANTS)
+    variants = {name: VARIANTS[name] for name in args.variants}
     if args.before:
         variants = {f"{args.before[:7]} as shipped": None, **variants}
     figures: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
@@ -76,10 +83,9 @@ def main(argv: list[str] | None = None) -> int:
                 for name, overrides in variants.items():
                     run = Path(tmp) / f"{name.replace(' ', '_')}_{repeat}"
                     steps = 4096 if repeat < 0 else args.steps
-                    if overrides is None:  # the earlier commit's own code and quickstart config
-                        config = str(tree / "configs" / "quickstart.yaml")
+                    if overrides is None:  # the earlier commit's own code and its config of the same name
                         command = [sys.executable, "train.py", *_common(args, run, steps)]
-                        command[command.index(args.config)] = config
+                        command[command.index(args.config)] = str(tree / config.relative_to(ROOT))
                         env = {**os.environ, "PYTHONPATH": str(tree)}
                         rc = subprocess.run(command, cwd=tree, env=env, capture_output=True).returncode
                     else:

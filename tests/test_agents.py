@@ -15,6 +15,7 @@ from quiddler_env.core import actions as A
 from quiddler_env.core.cards import COUNTS, FACE_INDEX, FACES
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import Phase, QuiddlerGame
+from quiddler_env.core.scoring import bonuses_in_play
 from quiddler_env.envs.observation import encode_observation, observation_layout
 
 F = FACE_INDEX
@@ -302,6 +303,49 @@ def test_expert_keeps_cards_that_combine_with_the_unseen():
     game.step(A.DRAW_PILE)
     action = expert.act(encode_observation(game, 0), game.legal_action_mask())
     assert A.discarded_face(action) in (F["Q"], F["Z"])  # never the flexible E, D or S
+
+
+def _written_value(config, num_players, option, hand_size, final, go_out_value):
+    """The expert's worth of keeping one option's hand, written out one option at a time."""
+    value = float(option.score)
+    if config.bonus_value:
+        for bonus in bonuses_in_play(config, num_players):
+            table, mine = (_LONGEST_CDF, option.longest) if bonus == "longest_word" else (_WORDS_CDF, option.n_words)
+            value += config.bonus_value * beat_probability(table, hand_size, mine, num_players - 1)
+    if config.score_floor == "round":
+        value = max(value, 0.0)
+    if option.goes_out and not final:
+        value += go_out_value
+    return value
+
+
+@pytest.mark.parametrize(
+    "num_players, rules",
+    [(2, {}), (2, {"two_player_bonus": "both"}), (3, {"score_floor": "none"}), (4, {}), (4, {"bonus_value": 0})],
+)
+def test_expert_values_match_the_formula_written_out(num_players, rules):
+    """The expert values every discard and every draw at once (arrays); each figure equals the plain formula."""
+    config = QuiddlerConfig(num_players=num_players, **rules)
+    expert = agents.ExpertAgent(seed=0, config=config, go_out_value=7.5)
+    solver = expert.solver
+    rng = np.random.default_rng(num_players)
+    deck = [f for f, c in enumerate(COUNTS) for _ in range(c)]
+    for _ in range(60):
+        size = int(rng.integers(3, 11))
+        hand = [0] * len(FACES)
+        for f in rng.choice(deck, size, replace=False):
+            hand[f] += 1
+        drawn = np.unique(rng.choice(len(FACES), size=6))
+        for final in (False, True):
+            best = expert._best_kept(hand, drawn, final)
+            for d, got in zip(drawn.tolist(), best.tolist(), strict=True):
+                after = list(hand)
+                after[d] += 1
+                options = solver.discard_options(after)
+                values = expert._values(solver.discard_figures(after), size, final).tolist()
+                want = [_written_value(config, num_players, o, size, final, 7.5) for o in options]
+                assert values == want
+                assert got == max(want)
 
 
 def test_bonus_odds_rise_with_the_longest_word():

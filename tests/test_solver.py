@@ -119,6 +119,38 @@ def test_discard_options_agree_with_best_layout():
             assert o.goes_out == bool(solver.go_out_faces(counts) >> o.face & 1)
 
 
+def test_draw_discard_rows_are_each_draws_discard_options():
+    """Row i of `draw_discard_figures(hand, drawn)`: the best layout after each discard of `hand + drawn[i]`."""
+    solver = get_solver()
+    rng = np.random.default_rng(4)
+    for hand in _random_hands(120, (3, 6, 10, 11), seed=4):
+        counts = hand_counts(hand)
+        drawn = [-1, *(int(f) for f in rng.choice(len(FACES), size=4)), FACE_INDEX[hand[0]]]
+        table = solver.draw_discard_figures(counts, drawn)
+        assert table.faces.shape == (len(drawn), 12)
+        for i, d in enumerate(drawn):
+            after = list(counts)
+            if d >= 0:
+                after[d] += 1
+            present = sorted(f for f, c in enumerate(after) if c)
+            assert table.faces[i].tolist() == present + [-1] * (12 - len(present))
+            for j, f in enumerate(present):
+                rest = list(after)
+                rest[f] -= 1
+                layout = solver.best_layout(rest, counts=True)
+                got = (table.score[i, j], table.n_words[i, j], table.longest[i, j], table.goes_out[i, j])
+                assert got == (layout.score, layout.n_words, layout.longest, bool(solver.go_out_faces(after) >> f & 1))
+
+
+def test_draw_discard_figures_refuse_a_hand_too_large():
+    solver = get_solver()
+    twelve = hand_counts(["A", "E", "I", "O", "U", "B", "C", "D", "G", "H", "L", "M"])
+    # A thirteenth card of a face already held fits (13 cards, 12 faces); a thirteenth face does not.
+    assert solver.draw_discard_figures(twelve, [-1, FACE_INDEX["A"]]).faces.shape == (2, 12)
+    with pytest.raises(ValueError, match="hands of more than 13 cards"):
+        solver.draw_discard_figures(twelve, [FACE_INDEX["A"], FACE_INDEX["N"]])
+
+
 def test_memoised_answers_are_identical():
     solver = get_solver()
     hand = ["E", "R", "A", "S", "T", "IN", "G", "O", "L", "D", "M"]

@@ -39,7 +39,7 @@ from .solver_kernel import (
     PACK_START_SHIFT,
     PACK_WORD_BIT,
     best_layout_hand,
-    discard_table,
+    draw_discard_tables,
     go_out_face_bits,
     layout_front_hand,
 )
@@ -108,6 +108,16 @@ def solver_trie(dictionary: Dictionary) -> tuple[np.ndarray, np.ndarray, np.ndar
     return edge_start, node_pack, edge_child, node_term
 
 
+def _largest_draw(counts: Sequence[int], drawn: Sequence[int]) -> list[int]:
+    """Of the hands `counts` plus one face of `drawn` (-1: none), one with the most cards and faces (to check)."""
+    worst = list(counts)
+    added = [int(d) for d in drawn if d >= 0]
+    if added:
+        new = [d for d in added if not counts[d]]
+        worst[(new or added)[0]] += 1
+    return worst
+
+
 def _check_hand(counts: Sequence[int]) -> int:
     """A hand the kernels can pack (at most 12 cards in at most `MAX_FIELDS` faces); returns its card count."""
     n_cards = sum(counts)
@@ -140,7 +150,7 @@ class HandSolver:
         self._layout_memo: dict[bytes, Layout] = {}
         self._spelling_memo: dict[int, tuple[str, tuple[str, ...]]] = {}
         self._go_out_memo: dict[bytes, int] = {}
-        self._discard_memo: dict[bytes, tuple[DiscardOption, ...]] = {}
+        self._discard_memo: dict[bytes, DiscardFigures] = {}
         self._front_memo: dict[tuple[bytes, bool], tuple[Layout, ...]] = {}
         self._front_raw_memo: dict[tuple[bytes, bool], tuple[tuple[Figures, ...], list, int]] = {}
 
@@ -295,41 +305,63 @@ class HandSolver:
             self._go_out_memo[key] = bits
         return bits
 
-    def discard_options(self, counts: Sequence[int]) -> tuple[DiscardOption, ...]:
-        """For a hand after drawing: for each face f in it, the best layout of `hand - f`.
+    def discard_figures(self, counts: Sequence[int]) -> DiscardFigures:
+        """For a hand after drawing: for each face f in it, the best layout of `hand - f`, as arrays.
 
-        One search with a shared memo answers all of them (what a bot weighs when it picks a discard).
+        One search with a shared memo answers all of them (what a bot weighs when it picks a discard);
+        `discard_options` is the same as one object per face. The arrays are shared: do not write to them.
         """
         key = bytes(counts)
-        options = self._discard_memo.get(key)
-        if options is None:
+        figures = self._discard_memo.get(key)
+        if figures is None:
             if len(self._discard_memo) >= _MEMO_LIMIT:
                 self._discard_memo.clear()
-            _check_hand(counts)
-            faces, used, words, longest, cover = discard_table(
+            table = self.draw_discard_figures(counts, [-1])
+            width = int(np.count_nonzero(table.faces[0] >= 0))
+            figures = DiscardFigures(*(array[0, :width] for array in table))
+            for array in figures:
+                array.flags.writeable = False
+            self._discard_memo[key] = figures
+        return figures
+
+    def draw_discard_figures(self, counts: Sequence[int], drawn: Sequence[int]) -> DiscardFigures:
+        """`discard_figures` of `counts` plus one card of each face in `drawn` (-1: none), one row each.
+
+        What a bot weighs for each card a draw may give, in one call. Each row lists the faces of its
+        hand ascending, padded with face -1 (whose other figures mean nothing) to `MAX_FIELDS` columns.
+        """
+        _check_hand(_largest_draw(counts, drawn))
+        return DiscardFigures(
+            *draw_discard_tables(
                 np.asarray(counts, dtype=np.int64),
+                np.asarray(drawn, dtype=np.int64).reshape(-1),
                 _KEY_ORDER,
                 self.min_cards,
                 *self._trie,
                 self._term_points,
                 self._term_letters,
                 self._term_cards,
+                _FACE_POINTS,
             )
-            total = sum(POINTS[f] * c for f, c in enumerate(counts))
-            out = []
-            for j, f in enumerate(faces.tolist()):
-                rest_total = total - POINTS[f]
-                out.append(
-                    DiscardOption(
-                        face=f,
-                        score=2 * int(used[j]) - rest_total,
-                        n_words=int(words[j]),
-                        longest=int(longest[j]),
-                        goes_out=bool(cover[j]) and rest_total > 0,
-                    )
-                )
-            options = self._discard_memo[key] = tuple(sorted(out, key=lambda o: o.face))
-        return options
+        )
+
+    def discard_options(self, counts: Sequence[int]) -> tuple[DiscardOption, ...]:
+        """`discard_figures` as one `DiscardOption` per face in the hand, by face."""
+        return tuple(
+            DiscardOption(f, s, w, g, o)
+            for f, s, w, g, o in zip(*(array.tolist() for array in self.discard_figures(counts)), strict=True)
+        )
+
+
+class DiscardFigures(NamedTuple):
+    """The best layout left after each discard (see `discard_figures`): one entry per face in the hand, by face."""
+
+    faces: np.ndarray
+    score: np.ndarray
+    """Card points of the best layout of `hand - face`: used minus unused."""
+    n_words: np.ndarray
+    longest: np.ndarray
+    goes_out: np.ndarray
 
 
 @dataclass(frozen=True)

@@ -622,6 +622,66 @@ def discard_table(
 
 
 @njit(cache=True, nogil=True)
+def draw_discard_tables(
+    hand,
+    drawn,
+    key_order,
+    min_cards,
+    edge_start,
+    edge_label,
+    edge_child,
+    node_term,
+    term_points,
+    term_letters,
+    term_cards,
+    face_points,
+):
+    """`discard_table` of `hand` plus one card of each face in `drawn` (-1: nothing added), by face.
+
+    Row i answers `hand + drawn[i]`; its columns are the faces in that hand, ascending, then -1
+    padding. Returns (faces, score: points used minus unused, words, longest, goes out), each an
+    array of shape (len(drawn), MAX_FIELDS).
+    """
+    rows = drawn.shape[0]
+    faces = np.full((rows, MAX_FIELDS), -1, np.int64)
+    score = np.zeros((rows, MAX_FIELDS), np.int64)
+    words = np.zeros((rows, MAX_FIELDS), np.int64)
+    longest = np.zeros((rows, MAX_FIELDS), np.int64)
+    goes_out = np.zeros((rows, MAX_FIELDS), np.bool_)
+    work = hand.copy()
+    for i in range(rows):
+        if drawn[i] >= 0:
+            work[drawn[i]] += 1
+        total = 0
+        for f in range(work.shape[0]):
+            total += face_points[f] * work[f]
+        row_faces, used, row_words, row_longest, cover = discard_table(
+            work,
+            key_order,
+            min_cards,
+            edge_start,
+            edge_label,
+            edge_child,
+            node_term,
+            term_points,
+            term_letters,
+            term_cards,
+        )
+        order = np.argsort(row_faces)
+        for j in range(order.shape[0]):
+            k = order[j]
+            rest = total - face_points[row_faces[k]]
+            faces[i, j] = row_faces[k]
+            score[i, j] = 2 * np.int64(used[k]) - rest
+            words[i, j] = row_words[k]
+            longest[i, j] = row_longest[k]
+            goes_out[i, j] = cover[k] and rest > 0
+        if drawn[i] >= 0:
+            work[drawn[i]] -= 1
+    return faces, score, words, longest, goes_out
+
+
+@njit(cache=True, nogil=True)
 def layout_front_path(
     labels,
     counts,
