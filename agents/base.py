@@ -107,7 +107,7 @@ class SeatView:
         v = observation_layout(num_players, challenges).view(np.asarray(observation))
 
         def ints(x: np.ndarray) -> tuple[int, ...]:
-            return tuple(int(c) for c in np.rint(x))
+            return tuple(np.rint(x).astype(np.int64).tolist())
 
         phase_vec = v["phase"]
         phase = DRAW if phase_vec[0] > 0.5 else DISCARD if phase_vec[1] > 0.5 else LAY if v["laying"][0] > 0.5 else OVER
