@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from agents.training import RunFolderError, resume_run, start_run
 from agents.training.config import (
@@ -36,6 +37,22 @@ def test_shipped_configs_validate_and_round_trip(path):
     assert again == cfg
     assert load_run_config(path).to_dict() == cfg.to_dict()
     assert "total_timesteps" in dump_yaml(cfg)
+
+
+def test_eval_tables_mix_specs_and_seat_lists(tmp_path):
+    from agents.training.config import eval_tables
+
+    cfg = load_run_config(
+        ROOT / "configs/quickstart.yaml", ["env.num_players=4", "eval.opponents=[greedy, [expert, greedy, random]]"]
+    )
+    assert cfg.eval.opponents == ("greedy", ("expert", "greedy", "random"))
+    assert eval_tables(cfg) == [
+        ("greedy", ("greedy", "greedy", "greedy")),
+        ("expert+greedy+random", ("expert", "greedy", "random")),
+    ]
+    # The run folder's config.yaml holds the seat list as a list, and reads back the same.
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(cfg.to_dict()), encoding="utf-8")
+    assert load_run_config(tmp_path / "run.yaml").eval.opponents == cfg.eval.opponents
 
 
 def test_shipped_config_shapes():
@@ -136,6 +153,10 @@ def test_schedule():
         (["opponents=[random, random]"], "'opponents'"),
         (["opponents=[]"], "'opponents'"),
         (["eval.opponents=[human]"], "'eval.opponents[0]'"),
+        (["eval.opponents=[greedy, [wizard]]"], "'eval.opponents[1][0]'"),
+        (["eval.opponents=[[]]"], "'eval.opponents[0]'"),
+        (["eval.opponents=[[greedy], [greedy]]"], "'eval.opponents'"),
+        (["eval.opponents=[[greedy, random]]"], "'eval.opponents[0]'"),  # 2 players: one other seat
         (["eval.games=-3"], "'eval.games'"),
         (["league.weight=0"], "'league.weight'"),
         (["backend=jax"], "'backend'"),

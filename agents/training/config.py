@@ -15,7 +15,7 @@ every default:
 | `league` | self-play: `enabled`, `snapshot_every`, `pool_size`, `weight` (of the pool against the bots), `deterministic` |
 | `algo` | MaskablePPO hyperparameters (`PPOConfig`) |
 | `train` | `total_timesteps`, `n_envs`, `vec_env` (`auto`, `dummy`, `subproc`, or `batched`: every game in the batched engine, sb3 only), `checkpoint_every`, `keep_checkpoints`, `progress_bar`, `torch_threads`, `log_interval` |
-| `eval` | periodic evaluation: `every`, `games`, `opponents`, `deterministic`, `seed`, `at_start` |
+| `eval` | periodic evaluation: `every`, `games`, `opponents` (each a spec, which fills every other seat, or a list of one spec per other seat: a mixed table), `deterministic`, `seed`, `at_start` |
 | `pretrain` | imitation warm start before PPO: `teacher` (an agent spec, or null: none), `games`, `epochs`, `batch_size`, `learning_rate`, `value_coef`, then `dagger_rounds` rounds of `dagger_games` games in which the learner plays and the teacher labels its decisions (DAgger); `soft_labels` (a temperature: fit to the teacher's values, not its moves) |
 | the backend's sections | e.g. `ray` and `rllib` for `backend: rllib` (see `agents.training.rllib.config`); declared by the backend (`agents.training.backends`) |
 
@@ -161,6 +161,32 @@ def _specs(key: str, v: Any) -> tuple[str, ...]:
     return out
 
 
+def _eval_opponents(key: str, v: Any) -> tuple[str | tuple[str, ...], ...]:
+    """`eval.opponents`: entries that are a spec (every other seat plays it) or a list of specs (one per seat)."""
+    if isinstance(v, str) or not isinstance(v, Sequence) or not v:
+        raise bad(key, v, "a non-empty list of agent specs or seat lists, e.g. [greedy, [expert, greedy, greedy]]")
+    out: list[str | tuple[str, ...]] = []
+    for i, entry in enumerate(v):
+        if isinstance(entry, str):
+            out.append(_spec(f"{key}[{i}]", entry))
+        elif isinstance(entry, Sequence) and entry:
+            out.append(tuple(_spec(f"{key}[{i}][{j}]", x) for j, x in enumerate(entry)))
+        else:
+            raise bad(f"{key}[{i}]", entry, "an agent spec, or a non-empty list of one agent spec per other seat")
+    if len(set(out)) != len(out):
+        raise bad(key, list(v), "distinct entries")
+    return tuple(out)
+
+
+def eval_tables(cfg: RunConfig) -> list[tuple[str, tuple[str, ...]]]:
+    """Each `eval.opponents` entry as (its name in eval.csv, the specs of the seats beside the policy)."""
+    others = cfg.game_config().num_players - 1
+    return [
+        (entry, (entry,) * others) if isinstance(entry, str) else ("+".join(entry), entry)
+        for entry in cfg.eval.opponents
+    ]
+
+
 def _schedule(key: str, v: Any) -> Schedule:
     return Schedule.parse(key, v)
 
@@ -241,7 +267,8 @@ class EvalConfig:
 
     every: int = checked(50_000, positive_int)
     games: int = checked(100, positive_int)
-    opponents: tuple[str, ...] = checked(("random", "greedy"), _specs)
+    opponents: tuple[str | tuple[str, ...], ...] = checked(("random", "greedy"), _eval_opponents)
+    """Each a spec (copies of it fill the other seats) or a list of specs, one per other seat (seats rotated)."""
     deterministic: bool = checked(True, boolean)
     seed: int = checked(12345, non_negative_int)
     at_start: bool = checked(True, boolean)
@@ -320,7 +347,10 @@ class RunConfig:
             "league": asdict(self.league),
             "algo": self.algo.to_yaml(),
             "train": asdict(self.train),
-            "eval": {**asdict(self.eval), "opponents": list(self.eval.opponents)},
+            "eval": {
+                **asdict(self.eval),
+                "opponents": [e if isinstance(e, str) else list(e) for e in self.eval.opponents],
+            },
             "pretrain": asdict(self.pretrain),
         }
         out.update(copy.deepcopy(self.sections))
@@ -373,8 +403,26 @@ class RunConfig:
             sections=sections,
         )
         _check_variant(cfg)
+        _check_eval_tables(cfg)
         backend_config.check_run(cfg)
         return cfg
+
+
+def _check_eval_tables(cfg: RunConfig) -> None:
+    """A seat list in `eval.opponents` names one spec for each seat beside the policy."""
+    n = cfg.game_config().num_players
+    for i, entry in enumerate(cfg.eval.opponents):
+        if not isinstance(entry, str) and len(entry) != n - 1:
+            raise bad(f"eval.opponents[{i}]", list(entry), f"{n - 1} specs, one per other seat of a {n}-player table")
+
+
+def eval_specs(cfg: RunConfig) -> list[tuple[str, str]]:
+    """Every spec in `eval.opponents`, with its dotted key (for the checks that look at each spec)."""
+    return [
+        (f"eval.opponents[{i}]" + ("" if isinstance(e, str) else f"[{j}]"), spec)
+        for i, e in enumerate(cfg.eval.opponents)
+        for j, spec in enumerate((e,) if isinstance(e, str) else e)
+    ]
 
 
 def _check_variant(cfg: RunConfig) -> None:
@@ -391,7 +439,7 @@ def _check_variant(cfg: RunConfig) -> None:
             cfg.algo.observation_features,
             "null with env.challenges: true (the features read the referee's words, not the seat's vocabulary)",
         )
-    specs = {"opponents": [o.spec for o in cfg.opponents], "eval.opponents": list(cfg.eval.opponents)}
+    specs = {"opponents": [o.spec for o in cfg.opponents], "eval.opponents": [spec for _, spec in eval_specs(cfg)]}
     if cfg.pretrain.teacher:
         specs["pretrain.teacher"] = [cfg.pretrain.teacher]
     for key, listed in specs.items():

@@ -1,7 +1,8 @@
 """Periodic evaluation of a run's policy, played through `evaluate.py`'s own game loop, and the best-model rule.
 
 The policy (an exported bundle, loaded like any `policy:` agent) sits at a table with
-`num_players - 1` copies of each `eval.opponents` bot. The games are a `Tournament`
+`num_players - 1` copies of each `eval.opponents` bot, or, for an entry that lists one spec
+per other seat, at that mixed table. The games are a `Tournament`
 of `agents.evaluation` (seats rotated, deals duplicated, each deal from `eval.seed`),
 played by `play_scheduled_game`, so every evaluation of a run plays the same deals and
 a figure here means what it means in `evaluate.py`'s report.
@@ -26,6 +27,7 @@ class EvalRow:
 
     step: int
     opponent: str
+    """The bot filling the other seats, or a mixed table's specs joined by '+' (`expert+greedy+greedy`)."""
     games: int
     win_rate: float
     tie_rate: float
@@ -55,25 +57,26 @@ def best_score(rows: list[EvalRow]) -> tuple[float, float]:
 
 
 def evaluate_bundle(bundle: Path, cfg: RunConfig, step: int) -> list[EvalRow]:
-    """Play the bundle at `bundle` against each `eval.opponents` bot for `eval.games` games (whole deals)."""
+    """Play the bundle at `bundle` at each `eval.opponents` table for `eval.games` games (whole deals)."""
     from ..evaluation.tournament import Tournament, play_all, seat_figures
     from ..policies import load_policy
     from ..registry import make
+    from .config import eval_tables
 
     rules = cfg.game_config()
     n = rules.num_players
     learner = load_policy(bundle, config=rules, deterministic=cfg.eval.deterministic)
     rows = []
-    for spec in cfg.eval.opponents:
+    for name, seats in eval_tables(cfg):
         t0 = time.perf_counter()
-        tournament = Tournament(("policy", *[spec] * (n - 1)), games=cfg.eval.games, seed=cfg.eval.seed, rules=rules)
-        bots = [make(spec, config=rules, num_players=n) for _ in range(n - 1)]
+        tournament = Tournament(("policy", *seats), games=cfg.eval.games, seed=cfg.eval.seed, rules=rules)
+        bots = [make(spec, config=rules, num_players=n) for spec in seats]
         f = seat_figures(play_all(tournament, [learner, *bots]), 0)  # the policy is pool player 0
         games = f["games"]
         rows.append(
             EvalRow(
                 step=int(step),
-                opponent=spec,
+                opponent=name,
                 games=games,
                 win_rate=f["wins"] / games,
                 tie_rate=f["ties"] / games,

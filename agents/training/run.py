@@ -48,7 +48,7 @@ from quiddler_env.core import files
 from ..provenance import now_iso
 from .backends import backend_part
 from .checks import RunConfigError
-from .config import RunConfig, apply_overrides, dump_yaml, read_yaml
+from .config import RunConfig, apply_overrides, dump_yaml, eval_specs, read_yaml
 from .evaluation import EvalRow, best_score, evaluate_bundle
 from .runfiles import CsvTable, plot_learning_curve, run_metadata
 
@@ -185,7 +185,7 @@ def preflight(cfg: RunConfig) -> None:
     except (OSError, ValueError) as exc:
         raise RunConfigError(f"config key 'env.dictionary': {exc}") from None
     specs = [(f"opponents[{i}].spec", o.spec) for i, o in enumerate(cfg.opponents)]
-    specs += [(f"eval.opponents[{i}]", s) for i, s in enumerate(cfg.eval.opponents)]
+    specs += eval_specs(cfg)
     if cfg.pretrain.teacher:
         specs.append(("pretrain.teacher", cfg.pretrain.teacher))
     for key, spec in specs:
