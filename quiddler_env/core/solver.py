@@ -151,6 +151,7 @@ class HandSolver:
         self._spelling_memo: dict[int, tuple[str, tuple[str, ...]]] = {}
         self._go_out_memo: dict[bytes, int] = {}
         self._discard_memo: dict[bytes, DiscardFigures] = {}
+        self._options_memo: dict[bytes, tuple[DiscardOption, ...]] = {}
         self._front_memo: dict[tuple[bytes, bool], tuple[Layout, ...]] = {}
         self._front_raw_memo: dict[tuple[bytes, bool], tuple[tuple[Figures, ...], list, int]] = {}
 
@@ -346,11 +347,16 @@ class HandSolver:
         )
 
     def discard_options(self, counts: Sequence[int]) -> tuple[DiscardOption, ...]:
-        """`discard_figures` as one `DiscardOption` per face in the hand, by face."""
-        return tuple(
-            DiscardOption(f, s, w, g, o)
-            for f, s, w, g, o in zip(*(array.tolist() for array in self.discard_figures(counts)), strict=True)
-        )
+        """`discard_figures` as one `DiscardOption` per face in the hand, by face (memoised too: the Python bots
+        and the observation features ask for them at every step)."""
+        key = bytes(counts)
+        options = self._options_memo.get(key)
+        if options is None:
+            if len(self._options_memo) >= _MEMO_LIMIT:
+                self._options_memo.clear()
+            columns = (array.tolist() for array in self.discard_figures(counts))
+            options = self._options_memo[key] = tuple(DiscardOption(*row) for row in zip(*columns, strict=True))
+        return options
 
 
 class DiscardFigures(NamedTuple):
