@@ -31,6 +31,7 @@ def fake_run(folder: Path) -> Path:
     )  # fmt: skip
     (folder / "config.yaml").write_text(yaml.safe_dump({"name": "tiny", "seed": 0}), encoding="utf-8")
     (folder / "eval.csv").write_text("step,opponent,win_rate\n0,greedy,0.1\n", encoding="utf-8")
+    (folder / "run.json").write_text('{"resumes": [{"overrides": ["train.total_timesteps=9"]}]}', encoding="utf-8")
     return folder
 
 
@@ -42,8 +43,9 @@ def test_ship_makes_an_entry_that_zoo_specs_load_weights_only(tmp_path, monkeypa
     zoo.ship(run, "tiny-2p", "# tiny-2p: a test policy\n\n| a | b |\n")
     entry = shelf / "tiny-2p"
     assert sorted(p.name for p in entry.iterdir()) == sorted(
-        ["policy.pt", "policy.json", "config.yaml", "eval.csv", "evaluation.md"]
+        ["policy.pt", "policy.json", "config.yaml", "eval.csv", "evaluation.md", "run.json"]
     )
+    assert (entry / "run.json").read_bytes() == (run / "run.json").read_bytes()  # how it ran, resumes included
     assert zoo.entries() == ["tiny-2p"] and zoo.summary("tiny-2p") == "tiny-2p: a test policy"
     assert "zoo:tiny-2p: tiny-2p: a test policy" in agents.available()
     bot = agents.make("zoo:tiny-2p", seed=0, num_players=2)

@@ -4,7 +4,8 @@ Each entry is a folder `agents/zoo/NAME/` holding a weights-only policy bundle
 (`policy.pt` and `policy.json`, loaded with `torch.load(weights_only=True)`, never
 unpickled), the run config that trained it (`config.yaml`, so `train.py --config` can
 train it again), its learning curve (`eval.csv`, the run's periodic evaluations, and
-their plot `learning_curve.png`) and its evaluation table (`evaluation.md`, with the command that made it).
+their plot `learning_curve.png`) and its evaluation table (`evaluation.md`, with the command that made it);
+`run.json`, where the run left one, records how it ran (commands, resumes, package versions).
 `python evaluate.py --list-agents` lists the entries; `ship` copies a run's final bundle in.
 """
 
@@ -48,8 +49,9 @@ def summary(name: str, zoo_dir: Path | None = None) -> str:
 
 
 def ship(run_dir: str | os.PathLike, name: str, evaluation: str, zoo_dir: Path | None = None) -> Path:
-    """Copy run `run_dir`'s final bundle (weights only), config and learning curve into zoo entry `name`, with
-    `evaluation` (markdown) as its table; the entry is written as one unit (it replaces an older one whole)."""
+    """Copy run `run_dir`'s final bundle (weights only), config, learning curve and `run.json` into zoo entry
+    `name`, with `evaluation` (markdown) as its table; the entry is written as one unit (it replaces an older one
+    whole)."""
     run = Path(run_dir)
     final = run / "final"
     missing = [f for f in ("policy.pt", "policy.json") if not (final / f).is_file()]
@@ -60,8 +62,8 @@ def ship(run_dir: str | os.PathLike, name: str, evaluation: str, zoo_dir: Path |
         shutil.copyfile(final / "policy.pt", stage / "policy.pt")
         shutil.copyfile(final / "policy.json", stage / "policy.json")
         shutil.copyfile(run / "config.yaml", stage / "config.yaml")
-        for curve in ("eval.csv", "learning_curve.png"):
-            if (run / curve).is_file():
-                shutil.copyfile(run / curve, stage / curve)
+        for extra in ("eval.csv", "learning_curve.png", "run.json"):
+            if (run / extra).is_file():
+                shutil.copyfile(run / extra, stage / extra)
         (stage / "evaluation.md").write_text(evaluation, encoding="utf-8")
     return target
