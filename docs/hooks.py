@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import re
 
+from markdown.extensions import Extension
+from markdown.preprocessors import Preprocessor
+
 TABLE = re.compile(r"<!-- table:([a-z-]+) -->")
 
 
@@ -70,7 +73,20 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     return TABLE.sub(table, markdown)
 
 
-def on_page_content(html: str, page, config, files) -> str:
-    """The README's images are linked from the repository root (docs/img/...): point them at the site's img/."""
-    up = "../" * page.url.count("/")
-    return html.replace('src="docs/img/', f'src="{up}img/')
+class _ReadmeImages(Preprocessor):
+    """The README's images are linked from the repository root (docs/img/...); the pages live in docs/, so they
+    link img/... Runs after pymdownx.snippets has pasted the README's sections in (a lower priority runs later),
+    before MkDocs checks the links."""
+
+    def run(self, lines: list[str]) -> list[str]:
+        return [line.replace("](docs/img/", "](img/") for line in lines]
+
+
+class _ReadmeImagesExtension(Extension):
+    def extendMarkdown(self, md) -> None:  # noqa: N802 (Markdown's name)
+        md.preprocessors.register(_ReadmeImages(md), "readme_images", 1)
+
+
+def on_config(config):
+    config.markdown_extensions.append(_ReadmeImagesExtension())
+    return config
