@@ -11,6 +11,13 @@ drawn for all N games in numpy), interleaved: every repeat measures each setting
 Prints the median learner steps/s of each setting and its ratio to `Quiddler-v0` with the
 same opponents, and the memory the vector env at the largest N added (resident set size,
 measured after its first steps, so the compiled kernels are loaded before the baseline).
+
+With random opponents it also measures the engine alone at the largest N: the same games (a
+uniformly random legal move at every seat) played by the compiled bots of every seat in one
+call (`BatchGame.play_bots`), no Python between moves. Its learner steps/s (a learner step: one
+move of one seat and the others' moves up to its next, so moves / players) is the most any vector
+env over these kernels can make, and its ratio to `Quiddler-v0` the most the vector env's ratio
+can be until the kernels themselves are faster.
 """
 
 from __future__ import annotations
@@ -30,6 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import quiddler_env  # noqa: E402,F401  (registers the ids)
 from agents.registry import make as make_agent  # noqa: E402
+from quiddler_env.core.batch import BatchGame  # noqa: E402
+from quiddler_env.core.batch_bots import BOT_CODES  # noqa: E402
 
 
 def single_env(opponent: str):
@@ -66,6 +75,20 @@ def measure_vector(envs, seconds: float, seed: int) -> float:
     return steps / (time.perf_counter() - start)
 
 
+def measure_engine(games: BatchGame, seconds: float, seed: int) -> float:
+    """Learner steps/s of random play with every seat a compiled random bot: the engine alone."""
+    n = games.num_games
+    bots = np.full((n, games.num_players), BOT_CODES["random"], dtype=np.int64)
+    moves = np.zeros(n, dtype=np.int64)
+    start = time.perf_counter()
+    episode = 0
+    while time.perf_counter() - start < seconds:
+        games.reset(seed + episode)  # play every game to its end, then deal new ones
+        games.play_bots(games.all_games, bots, moves)
+        episode += 1
+    return moves.sum() / games.num_players / (time.perf_counter() - start)
+
+
 def rss_mb() -> float:
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * resource.getpagesize() / 2**20
@@ -90,15 +113,21 @@ def main(argv: list[str] | None = None) -> int:
             settings[(opponent, n)] = gym.make_vec(
                 "Quiddler-v0", num_envs=n, vectorization_mode="vector_entry_point", opponents=opponent
             )
+    engine = BatchGame(num_games=largest) if "random" in args.opponents else None
     # Warm up (compiles the kernels, fills the solver's memo as a long run would have it).
     for (_, n), env in settings.items():
         (measure_single if n == 0 else measure_vector)(env, 0.5, 0)
+    if engine is not None:
+        measure_engine(engine, 0.5, 0)
     base_vec = [(k, e) for k, e in settings.items() if k[1] == largest]
     figures: dict[tuple[str, int], list[float]] = {k: [] for k in settings}
+    engine_figures: list[float] = []
     for repeat in range(args.repeats):
         for key, env in settings.items():
             run = measure_single if key[1] == 0 else measure_vector
             figures[key].append(run(env, args.seconds, 100 + repeat))
+        if engine is not None:
+            engine_figures.append(measure_engine(engine, args.seconds, 1000 * (repeat + 1)))
     after = rss_mb()
 
     print(f"learner steps/s, median of {args.repeats} x {args.seconds:g} s, one core, 2 players")
@@ -109,6 +138,9 @@ def main(argv: list[str] | None = None) -> int:
         for n in args.sizes:
             value = statistics.median(figures[(opponent, n)])
             print(f"{opponent:<10} {f'vector env, num_envs={n}':<28} {value:>10,.0f} {value / base:>14.2f}")
+        if opponent == "random" and engine_figures:
+            value = statistics.median(engine_figures)
+            print(f"{opponent:<10} {f'engine alone, {largest} games':<28} {value:>10,.0f} {value / base:>14.2f}")
     # Memory: a fresh vector env at the largest N, next to the ones already measured (kernels compiled).
     start = rss_mb()
     extra = gym.make_vec("Quiddler-v0", num_envs=largest, vectorization_mode="vector_entry_point", opponents="greedy")

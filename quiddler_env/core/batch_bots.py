@@ -39,7 +39,7 @@ def _auto_lay(i, cards, ints, L, R):
     return K.LAY_BASE + K.auto_pick(scores, longest, words, nc, cards, ints, i, L, R)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")  # inlined: a call costs a reference count per array
 def random_action(i, mask, cards, ints, rng, L, R):
     """Uniform over the legal moves (`agents.simple.RandomAgent`); lays by the automatic rule."""
     if ints[i, K.I_PHASE] == K.LAY:
@@ -218,10 +218,15 @@ def play_bots(games, bots, moves, cards, ints, rng, go, L, R, sizes, S, num_acti
             code = bots[i, v[K.I_CUR]]
             if code < 0:
                 break
+            # Each bot called directly, not through `bot_action`: every array a compiled call is passed
+            # costs two atomic reference counts, and a random bot needs few.
             if code == GREEDY:
                 _prime_greedy(i, cards, ints, go, L, R, S, table_memo)
-            K.mask_row(i, mask, cards, ints, go, L, R, S)
-            a = bot_action(code, i, mask, cards, ints, rng, L, R, S, best_memo, table_memo)
+                K.mask_row(i, mask, cards, ints, go, L, R, S)
+                a = greedy_action(i, mask, cards, ints, rng, L, R, S, best_memo, table_memo)
+            else:
+                K.mask_row(i, mask, cards, ints, go, L, R, S)
+                a = random_action(i, mask, cards, ints, rng, L, R)
             K.step_one(i, a, cards, ints, rng, go, L, R, sizes, S)
             moves[i] += 1
 

@@ -538,7 +538,7 @@ def is_legal(i, a, cards, ints, go, L, R, S):
     return cards[i, L[L_HANDS] + v[I_CUR] * FACES + a - DISCARD_BASE] > 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")  # inlined: a call costs a reference count per array
 def _go_bits(i, p, cards, ints, L, R, S):
     if ints[i, I_WENT_OUT] >= 0:
         return np.int64(0)
@@ -548,7 +548,7 @@ def _go_bits(i, p, cards, ints, L, R, S):
     return go_out_face_bits(h, S[0], R[R_MIN_CARDS], S[1], S[2], S[3], S[4], S[7], False) & FACE_BITS
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")  # inlined: a call costs a reference count per array
 def go_bits(i, cards, ints, go, L, R, S):
     """The current player's go-out faces in the discard phase (bit f), searched once per hand when first asked."""
     if go[i] == GO_UNKNOWN:
@@ -660,7 +660,7 @@ def step_games(games, actions, cards, ints, rng, go, L, R, sizes, S):
 # -- masks and observations ---------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")  # inlined: a call costs a reference count per array
 def mask_row(i, out, cards, ints, go, L, R, S):
     """The legal-action mask of game i's current player into out (int8 or bool, zeros when over)."""
     v = ints[i]
