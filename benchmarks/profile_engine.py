@@ -2,8 +2,8 @@
 
     python benchmarks/profile_engine.py [--games 1024] [--seconds 4] [--top 15]
 
-Plays random games with every seat a compiled random bot (`BatchGame.play_bots`, the work of
-`bench_vector.py`'s "engine alone" row) while Linux `perf` samples the process, then attributes
+Plays random games with every seat a compiled random bot (`bench_vector.measure_engine`, its
+"engine alone" row) while Linux `perf` samples the process, then attributes
 each sample to the compiled function it fell in. numba's code has no symbols perf can read, so
 the script compiles the kernels afresh (into a temporary numba cache) and asks numba where each
 compiled function starts. A sample in `NRT_incref` / `NRT_decref` (numba's reference counts of
@@ -34,7 +34,8 @@ os.environ["NUMBA_CACHE_DIR"] = _CACHE = tempfile.mkdtemp(prefix="quiddler-profi
 atexit.register(shutil.rmtree, _CACHE, True)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
+
+from bench_vector import measure_engine  # noqa: E402  (the same play as its "engine alone" row)
 
 from quiddler_env.core import batch_bots, batch_kernels, solver_kernel  # noqa: E402
 from quiddler_env.core.batch import BatchGame  # noqa: E402
@@ -77,19 +78,6 @@ def short_name(mangled: str) -> str:
     return ".".join(parts[-2:]) or mangled
 
 
-def play(games: BatchGame, seconds: float) -> int:
-    """Random games, every seat a compiled bot, for `seconds`; returns the moves played."""
-    bots = np.full((games.num_games, games.num_players), batch_bots.BOT_CODES["random"], dtype=np.int64)
-    moves = np.zeros(games.num_games, dtype=np.int64)
-    start = time.perf_counter()
-    episode = 0
-    while time.perf_counter() - start < seconds:
-        games.reset(episode)
-        games.play_bots(games.all_games, bots, moves)
-        episode += 1
-    return int(moves.sum())
-
-
 def samples(dump: str):
     """(sampled address, the first word of the sampled stack or None) of each sample in `perf report -D`."""
     for block in dump.split("raw event: size ")[1:]:
@@ -127,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core, as bench_vector
     games = BatchGame(num_games=args.games)
     t = time.perf_counter()
-    play(games, 0.5)  # compiles the kernels (fresh cache: a minute or two)
+    measure_engine(games, 0.5, 0)  # compiles the kernels (fresh cache: a minute or two)
     compile_s = time.perf_counter() - t
     starts, names = function_starts()
 
@@ -144,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         time.sleep(0.5)  # perf attaches
-        moves = play(games, args.seconds + 1.0)
+        rate = measure_engine(games, args.seconds + 1.0, 1)
         _, err = recorder.communicate()
         if recorder.returncode != 0 or not os.path.exists(data):
             print(f"profile_engine: perf record failed: {err.strip().splitlines()[-1:]}", file=sys.stderr)
@@ -164,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         print("profile_engine: perf recorded no samples of this process", file=sys.stderr)
         return 2
     print(
-        f"{args.games} games of random play, every seat a compiled bot: {moves:,} moves; "
+        f"{args.games} games of random play, every seat a compiled bot: {rate:,.0f} learner steps/s under perf; "
         f"{total:,} samples over {args.seconds:g} s (compiling took {compile_s:.0f} s)"
     )
     print(f"\n{'share':>6}  samples in (the function sampled)")

@@ -218,14 +218,14 @@ def play_bots(games, bots, moves, cards, ints, rng, go, L, R, sizes, S, num_acti
             code = bots[i, v[K.I_CUR]]
             if code < 0:
                 break
+            if code == GREEDY:
+                _prime_greedy(i, cards, ints, go, L, R, S, table_memo)
+            K.mask_row(i, mask, cards, ints, go, L, R, S)
             # Each bot called directly, not through `bot_action`: every array a compiled call is passed
             # costs two atomic reference counts, and a random bot needs few.
             if code == GREEDY:
-                _prime_greedy(i, cards, ints, go, L, R, S, table_memo)
-                K.mask_row(i, mask, cards, ints, go, L, R, S)
                 a = greedy_action(i, mask, cards, ints, rng, L, R, S, best_memo, table_memo)
             else:
-                K.mask_row(i, mask, cards, ints, go, L, R, S)
                 a = random_action(i, mask, cards, ints, rng, L, R)
             K.step_one(i, a, cards, ints, rng, go, L, R, sizes, S)
             moves[i] += 1
