@@ -8,7 +8,7 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import quiddler_env  # noqa: F401  (registers the ids)
-from quiddler_env.core.batch import StreamGenerator, game_seed
+from quiddler_env.core.batch import StreamGenerator, game_seed, learner_seats
 from quiddler_env.core.game import QuiddlerGame
 from quiddler_env.envs.common import IllegalActionError
 from quiddler_env.envs.observation import encode_observation, observation_layout
@@ -74,6 +74,25 @@ def test_same_seed_same_games_whatever_the_number_of_envs():
     assert all(np.array_equal(a[0], b[0]) for a, b in zip(small, again, strict=True))
     other = play(make(2, learner_seat="random", opponents="greedy"), 5, seed=5, choose=first_legal)
     assert not np.array_equal(other[0][0], small[0][0])
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 5, 8])
+def test_drawn_learner_seats_are_uniform_and_each_games_own(num_players):
+    seeds = game_seed(11, np.arange(40_000), 3)
+    seats = learner_seats(seeds, num_players)
+    assert seats.min() == 0 and seats.max() == num_players - 1
+    expected = seeds.size / num_players
+    chi2 = ((np.bincount(seats, minlength=num_players) - expected) ** 2 / expected).sum()
+    assert chi2 < 30  # far beyond the 99.9% point of chi-square with 7 degrees of freedom (24.3)
+    assert [int(learner_seats(seeds[j : j + 1], num_players)[0]) for j in range(50)] == seats[:50].tolist()
+    # consecutive slots' seats are independent: equal as often as chance says (1 / players; 8 sigma)
+    assert abs(np.mean(seats[1:] == seats[:-1]) - 1 / num_players) < 0.02
+
+
+def test_the_vector_env_seats_the_learner_by_learner_seats():
+    envs = make(6, num_players=3, learner_seat="random")
+    _, infos = envs.reset(seed=5)
+    assert np.array_equal(infos["seat"], learner_seats(game_seed(5, np.arange(6), 0), 3))
 
 
 def test_workers_with_slot_offsets_play_the_games_of_one_env():

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from quiddler_env.core.cards import COUNTS, NUM_FACES
 from quiddler_env.core.dictionary import KEY_ORDER, load_dictionary
 from quiddler_env.core.solver import solver_trie
-from quiddler_env.core.solver_kernel import MAX_FIELDS, _strides, hand_fields, hand_words
+from quiddler_env.core.solver_kernel import MAX_FIELDS, _own_scratch, _strides, hand_fields, hand_words
 
 DICTIONARY = load_dictionary()
 DICTIONARY.ensure_index()
@@ -54,7 +54,16 @@ def compiled_hand_words(hand, min_cards):
     strides = _strides(counts)
     edge_start, node_labels, edge_child, node_term = solver_trie(DICTIONARY)
     words = hand_words(
-        labels, counts, strides, min_cards, edge_start, node_labels, edge_child, node_term, DICTIONARY.term_cards
+        labels,
+        counts,
+        strides,
+        min_cards,
+        edge_start,
+        node_labels,
+        edge_child,
+        node_term,
+        DICTIONARY.term_cards,
+        _own_scratch(strides[-1]),
     )
     return labels, counts, strides, list(zip(*(w.tolist() for w in words), strict=True))
 

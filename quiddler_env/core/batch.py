@@ -36,6 +36,7 @@ from .laying import MAX_CANDIDATES
 from .observation_slices import observation_layout
 from .scoring import RoundResult, bonuses_in_play
 from .solver import HandSolver, Layout, get_solver
+from .solver_kernel import new_scratch
 
 _FLOORS = {"round": K.FLOOR_ROUND, "total": K.FLOOR_TOTAL, "none": K.FLOOR_NONE}
 _TWO_PLAYER_BONUSES = {
@@ -70,6 +71,22 @@ def game_seed(seed: int, slot: int | Sequence[int] | np.ndarray, episode: int | 
     episodes = np.broadcast_to(np.asarray(episode, dtype=np.uint64), slots.shape)
     out = _streams(np.uint64(int(seed) % _U64), slots, np.ascontiguousarray(episodes))
     return int(out[0]) if scalar else out
+
+
+@njit(cache=True)
+def _seat_draws(seeds, num_players):
+    out = np.empty(seeds.shape[0], np.int64)
+    for j in range(seeds.shape[0]):
+        # a third stream of the game's seed (the deal uses the seed itself, the bots `_bot_stream`)
+        z = K.mix64(K.mix64(seeds[j] ^ K._M1) + K._GOLDEN)
+        out[j] = np.int64((z >> np.uint64(11)) * np.uint64(num_players) >> np.uint64(53))
+    return out
+
+
+def learner_seats(game_seeds: np.ndarray, num_players: int) -> np.ndarray:
+    """The learner's seat in each game when it is drawn (`learner_seat="random"`), from the games' seeds
+    (`game_seed`): uniform over the seats, and each game's its own, whatever the batch."""
+    return _seat_draws(np.asarray(game_seeds, dtype=np.uint64), np.int64(num_players))
 
 
 class StreamGenerator:
@@ -132,7 +149,7 @@ class BatchGame:
         self.L = K.layout_offsets(n, MAX_CANDIDATES, self.config.num_rounds)
         self.R = rule_array(self.config)
         self.sizes = np.asarray(self.config.hand_sizes, dtype=np.int64)
-        self.S = solver_tables(self.solver)
+        self.S = (*solver_tables(self.solver), new_scratch())  # the kernels' S: the tables, then scratch space
         layout = observation_layout(n)
         self.observation_size = layout.size
         self.obs_starts = np.asarray([s.start for s in layout.slices.values()], dtype=np.int64)

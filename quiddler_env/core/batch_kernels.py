@@ -18,7 +18,8 @@ State of N games, one row per game (`batch.BatchGame` owns the arrays and names 
 - `go` int64 (N): the current player's go-out faces (bit f), searched when first asked after a draw.
 
 The rule options come as the int64 array `R` (indices `R_*`) and the round hand sizes.
-The solver tables `S` are the dictionary's trie and term arrays, as the solver has them.
+The solver tables `S` are the dictionary's trie and term arrays, as the solver has them, then the
+searches' scratch space (`solver_kernel.new_scratch`: the engine's searches allocate less).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from numba import njit
 from .cards import COUNTS, DECK_SIZE, NUM_FACES, POINTS, new_deck
 from .config import MAX_HAND_SIZE
 from .observation_slices import LETTERS_SCALE, TOTAL_SCALE, WORDS_SCALE
-from .solver_kernel import go_out_face_bits, layout_front_hand
+from .solver_kernel import go_out_face_bits_in, layout_front_hand_in
 
 # -- the action table (as `actions`) and the phases (as `game.Phase`) ---------------------------
 DRAW_PILE, TAKE_DISCARD, DISCARD_BASE, GO_OUT_BASE, LAY_BASE = 0, 1, 2, 33, 64
@@ -350,8 +351,8 @@ def _front(h, full_only, R, S):
         for b in (BONUS_MOST_WORDS, BONUS_LONGEST):
             if R[R_BONUSES] & b:
                 slack += bv if bv > 0 else -bv
-    return layout_front_hand(
-        h, S[0], R[R_MIN_CARDS], full_only, S[1], S[2], S[3], S[4], S[5], S[6], S[7], _POINTS, slack
+    return layout_front_hand_in(
+        h, S[0], R[R_MIN_CARDS], full_only, S[1], S[2], S[3], S[4], S[5], S[6], S[7], _POINTS, slack, S[8]
     )
 
 
@@ -545,7 +546,7 @@ def _go_bits(i, p, cards, ints, L, R, S):
     h = hand_of(cards, i, L, p)
     if h.sum() <= 1:
         return np.int64(0)
-    return go_out_face_bits(h, S[0], R[R_MIN_CARDS], S[1], S[2], S[3], S[4], S[7], False) & FACE_BITS
+    return go_out_face_bits_in(h, S[0], R[R_MIN_CARDS], S[1], S[2], S[3], S[4], S[7], False, S[8]) & FACE_BITS
 
 
 @njit(cache=True, nogil=True, inline="always")  # inlined: a call costs a reference count per array

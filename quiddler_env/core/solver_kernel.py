@@ -34,7 +34,7 @@ try:  # numba's count-trailing-zeros intrinsic (an internal module, so a portabl
     from numba.cpython.unsafe.numbers import trailing_zeros
 except ImportError:  # pragma: no cover - only on a numba without it
 
-    @njit(cache=True, nogil=True)
+    @njit(cache=True, nogil=True, error_model="numpy")
     def trailing_zeros(x):
         n = 0
         while (x >> n) & 1 == 0:
@@ -48,8 +48,52 @@ PACK_START_SHIFT, PACK_START_BITS, PACK_WORD_BIT = 32, 26, 58
 _LABEL_MASK = (1 << 32) - 1
 _START_MASK = (1 << PACK_START_BITS) - 1
 
+# -- scratch space: the searches' working arrays in one int64 table, rows by use ------------------
+# At small hands the searches' allocations cost more than their work: the engine passes one table,
+# kept between calls (`new_scratch`), and the other callers allocate one per call instead of ~15.
+(
+    W_TERM,  # hand_words: the words' terms, state indices, packed forms, lowest fields
+    W_IDX,
+    W_PACKED,
+    W_LOW,
+    W_WALK,  # hand_words: its walk's stack, 5 rows
+) = range(5)
+W_SMALL = (
+    9  # hand_words' `above` [0, 16) and `field_of` [16, 80); _group_by_low's `low_start` [80, 96), `fill` [96, 112)
+)
+W_ORDER = 10  # _group_by_low: the word order
+W_MEMO = 11  # go_out_fields: the cover memo (as int8)
+W_COVER = 12  # go_out_fields: _cover's stack, 4 rows
+W_FIELDS = 16  # the *_in functions: the hand's faces [0, 32), labels [32, 64), counts [64, 96), points [96, 128)
+W_FRONT_WORDS = 11  # layout_front_path (which runs no cover search): its word data, 4 rows (W_MEMO, W_COVER..)
+W_FRONT_REACH = 15  # layout_front_path: the states reached (as int8)
+W_FRONT_STATES = 17  # layout_front_path: its per-state rows, 9
+SCRATCH_ROWS = 26
+_SCRATCH_MIN_WIDTH = 128  # W_SMALL's and W_FIELDS' columns
+SCRATCH_WIDTH = (1 << MAX_FIELDS) + 1
+"""Columns of `new_scratch`: a state count (plus one) of any hand of at most MAX_FIELDS cards."""
 
-@njit(cache=True, nogil=True)
+
+def new_scratch() -> np.ndarray:
+    """Scratch space for the searches of hands of up to MAX_FIELDS cards (larger ones allocate their own)."""
+    return np.empty((SCRATCH_ROWS, SCRATCH_WIDTH), np.int64)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _own_scratch(n_states):
+    """A new scratch space for a search over n_states states."""
+    return np.empty((SCRATCH_ROWS, max(n_states + 1, _SCRATCH_MIN_WIDTH)), np.int64)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _scratch_for(ws, n_states):
+    """ws if its rows hold a search over n_states states, else a new scratch space that does."""
+    if ws.shape[1] > n_states and ws.shape[1] >= _SCRATCH_MIN_WIDTH:
+        return ws
+    return _own_scratch(n_states)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def _popcount(x):
     """Set bits of a 32-bit value (SWAR)."""
     x = x - ((x >> 1) & 0x55555555)
@@ -58,8 +102,8 @@ def _popcount(x):
     return ((x * 0x01010101) & 0xFFFFFFFF) >> 24
 
 
-@njit(cache=True, nogil=True)
-def hand_words(labels, counts, strides, min_cards, edge_start, node_pack, edge_child, node_term, term_cards):
+@njit(cache=True, nogil=True, error_model="numpy")
+def hand_words(labels, counts, strides, min_cards, edge_start, node_pack, edge_child, node_term, term_cards, ws):
     """Every word multiset in the hand: (term id, state index, packed form, lowest field) arrays.
 
     The trie as the solver holds it (`solver.solver_trie`): a node's edges go to consecutive nodes, sorted by
@@ -68,30 +112,30 @@ def hand_words(labels, counts, strides, min_cards, edge_start, node_pack, edge_c
     first edge and its word flags, so each step down is one read (the walk is bound by memory latency).
     The words come in a fixed order: a depth-first walk over the hand's fields in label order, each state's
     fields lowest first. (`edge_start`, `edge_child` and `term_cards` are the pack's sources, not read here.)
+    The arrays returned are views of the scratch space ws (rows W_TERM..W_LOW), which must hold
+    `strides[-1] + 1` columns (`_scratch_for`).
     """
     m = labels.shape[0]
-    n_states = strides[m]
-    cap = n_states + 1
-    word_term = np.empty(cap, np.int32)
-    word_idx = np.empty(cap, np.int64)
-    word_packed = np.empty(cap, np.int64)
-    word_low = np.empty(cap, np.int32)
+    word_term = ws[W_TERM]
+    word_idx = ws[W_IDX]
+    word_packed = ws[W_PACKED]
+    word_low = ws[W_LOW]
     n_words = 0
     word_bit = PACK_WORD_BIT + (1 if min_cards >= 2 else 0)
-    # The labels of fields j.. (bit l for label l), and each label's field.
-    above = np.zeros(m + 1, np.int64)
-    field_of = np.zeros(64, np.int64)
+    # The labels of fields j.. (bit l for label l), and each label's field (only the hand's labels are read).
+    small = ws[W_SMALL]
+    above = small[0:16]
+    field_of = small[16:80]
+    above[m] = 0
     for j in range(m - 1, -1, -1):
         above[j] = above[j + 1] | (np.int64(1) << labels[j])
         field_of[labels[j]] = j
-    # The stack of (next field, node's pack, packed form, state index, lowest field) to resume
-    # from, in one allocation.
-    stack = np.empty((5, cap), np.int64)
-    st_start = stack[0]
-    st_node = stack[1]
-    st_packed = stack[2]
-    st_idx = stack[3]
-    st_low = stack[4]
+    # The stack of (next field, node's pack, packed form, state index, lowest field) to resume from.
+    st_start = ws[W_WALK]
+    st_node = ws[W_WALK + 1]
+    st_packed = ws[W_WALK + 2]
+    st_idx = ws[W_WALK + 3]
+    st_low = ws[W_WALK + 4]
     sp = 1
     st_start[0] = 0
     st_node[0] = node_pack[0]
@@ -145,17 +189,20 @@ def hand_words(labels, counts, strides, min_cards, edge_start, node_pack, edge_c
     return word_term[:n_words], word_idx[:n_words], word_packed[:n_words], word_low[:n_words]
 
 
-@njit(cache=True, nogil=True)
-def _group_by_low(word_low, m):
-    """Word order grouped by lowest field (counting sort, order kept), and the guard mask."""
+@njit(cache=True, nogil=True, error_model="numpy")
+def _group_by_low(word_low, m, ws):
+    """Word order grouped by lowest field (counting sort, order kept), and the guard mask (views of ws)."""
     n_words = word_low.shape[0]
-    low_start = np.zeros(m + 1, np.int32)
+    small = ws[W_SMALL]
+    low_start = small[80 : 80 + m + 1]
+    low_start[:] = 0
     for w in range(n_words):
         low_start[word_low[w] + 1] += 1
     for j in range(m):
         low_start[j + 1] += low_start[j]
-    fill = low_start.copy()
-    order = np.empty(n_words, np.int32)
+    fill = small[96 : 96 + m + 1]
+    fill[:] = low_start
+    order = ws[W_ORDER, :n_words]
     for w in range(n_words):
         order[fill[word_low[w]]] = w
         fill[word_low[w]] += 1
@@ -165,7 +212,7 @@ def _group_by_low(word_low, m):
     return low_start, order, guard
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _strides(counts):
     m = counts.shape[0]
     strides = np.empty(m + 1, np.int64)
@@ -175,7 +222,7 @@ def _strides(counts):
     return strides
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _cover(s, packed, guard, low_start, order, word_packed, word_idx, memo, stack):
     """Can sub-multiset s (packed form `packed`) be laid out completely? Depth-first, memoised.
 
@@ -239,20 +286,20 @@ def _cover(s, packed, guard, low_start, order, word_packed, word_idx, memo, stac
     return False
 
 
-@njit(cache=True, nogil=True)
-def go_out_fields(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, whole):
+@njit(cache=True, nogil=True, error_model="numpy")
+def go_out_fields(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, whole, ws):
     """For a hand after drawing: bit j set iff the hand minus one card of field j can be laid out.
 
     Cheaper than the full table: a depth-first cover search that stops at the first
     complete layout, sharing its memo between the discards. A card in no word of the hand
     can only be the one discarded, so with two such cards nothing is searched, and with one
     only its discard. `whole`: bit m (one past the fields) is set iff the whole hand can be
-    laid out (not searched otherwise).
+    laid out (not searched otherwise). ws: scratch space for the hand's states (`_scratch_for`).
     """
     m = labels.shape[0]
     strides = _strides(counts)
     word_term, word_idx, word_packed, word_low = hand_words(
-        labels, counts, strides, min_cards, edge_start, edge_label, edge_child, node_term, term_cards
+        labels, counts, strides, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, ws
     )
     # The fields some word uses: a 5-bit lane of a packed form is nonzero iff its word uses that field.
     lanes = np.int64(0)
@@ -267,16 +314,14 @@ def go_out_fields(labels, counts, min_cards, edge_start, edge_label, edge_child,
             only = j
     if stray >= 2:
         return np.int64(0)
-    low_start, order, guard = _group_by_low(word_low, m)
-    memo = np.zeros(strides[m], np.int8)
+    low_start, order, guard = _group_by_low(word_low, m, ws)
+    memo = ws[W_MEMO].view(np.int8)[: strides[m]]
+    memo[:] = 0
     full = strides[m] - 1
     packed = guard
     for j in range(m):
         packed += counts[j] << (5 * j)
-    n_cards = 0
-    for j in range(m):
-        n_cards += counts[j]
-    stack = np.empty((4, n_cards + 1), np.int64)
+    stack = ws[W_COVER : W_COVER + 4]
     bits = np.int64(0)
     for j in range(m):
         if stray == 1 and j != only:
@@ -298,7 +343,7 @@ def go_out_fields(labels, counts, min_cards, edge_start, edge_label, edge_child,
     return bits
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _best_table(
     roots, root_packed, counts, strides, low_start, order, word_idx, word_packed, word_term, term_points, term_letters
 ):
@@ -458,22 +503,23 @@ def _best_table(
     return st_low, key, choice, cover
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _hand_search(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards):
     """The words of a hand grouped by lowest field, and its packed form (no guard bits)."""
     m = labels.shape[0]
     strides = _strides(counts)
+    ws = _own_scratch(strides[m])
     word_term, word_idx, word_packed, word_low = hand_words(
-        labels, counts, strides, min_cards, edge_start, edge_label, edge_child, node_term, term_cards
+        labels, counts, strides, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, ws
     )
-    low_start, order, guard = _group_by_low(word_low, m)
+    low_start, order, guard = _group_by_low(word_low, m, ws)
     packed = np.int64(0)
     for j in range(m):
         packed += counts[j] << (5 * j)
     return strides, word_term, word_idx, word_packed, low_start, order, packed
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def best_layout_path(
     labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_points, term_letters, term_cards
 ):
@@ -522,16 +568,20 @@ def best_layout_path(
     return np.int32(key[full] >> 32), terms[:n_terms], unused[:n_unused]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def hand_fields(hand, key_order):
     """The fields of a hand given as 31 face counts: faces in key order, their labels and counts."""
     m = 0
     for f in key_order:
         if hand[f] > 0:
             m += 1
-    faces = np.empty(m, np.int64)
-    labels = np.empty(m, np.int64)
-    counts = np.empty(m, np.int64)
+    fields = np.empty((3, m), np.int64)
+    return _fields_into(hand, key_order, fields[0], fields[1], fields[2])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _fields_into(hand, key_order, faces, labels, counts):
+    """`hand_fields` into the given arrays (at least as many entries as the hand has faces); returns views."""
     j = 0
     for rank in range(key_order.shape[0]):
         f = key_order[rank]
@@ -540,18 +590,51 @@ def hand_fields(hand, key_order):
             labels[j] = rank + 1
             counts[j] = hand[f]
             j += 1
-    return faces, labels, counts
+    return faces[:j], labels[:j], counts[:j]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
+def _fields_in_scratch(hand, key_order, ws):
+    """A scratch space for the hand's search (ws if it is large enough) and the hand's fields in its W_FIELDS row."""
+    n_states = 1
+    for f in range(hand.shape[0]):
+        n_states *= hand[f] + 1
+    ws = _scratch_for(ws, n_states)
+    row = ws[W_FIELDS]
+    faces, labels, counts = _fields_into(hand, key_order, row[0:32], row[32:64], row[64:96])
+    return ws, faces, labels, counts
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def go_out_face_bits(hand, key_order, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, whole):
     """`go_out_fields` for a hand of 31 face counts: bit f for face f; bit 31 for the whole hand (`whole`)."""
-    faces, labels, counts = hand_fields(hand, key_order)
-    m = faces.shape[0]
+    return go_out_face_bits_in(
+        hand,
+        key_order,
+        min_cards,
+        edge_start,
+        edge_label,
+        edge_child,
+        node_term,
+        term_cards,
+        whole,
+        np.empty((SCRATCH_ROWS, 0), np.int64),
+    )
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def go_out_face_bits_in(
+    hand, key_order, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, whole, ws
+):
+    """`go_out_face_bits` searching in the scratch space ws (`new_scratch`; a new one if the hand needs more)."""
+    m = 0
+    for f in range(hand.shape[0]):
+        m += hand[f] > 0
     if m > MAX_FIELDS:
         return np.int64(-1)
+    ws, faces, labels, counts = _fields_in_scratch(hand, key_order, ws)
     field_bits = go_out_fields(
-        labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, whole
+        labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, whole, ws
     )
     bits = np.int64(0)
     for j in range(m):
@@ -562,7 +645,7 @@ def go_out_face_bits(hand, key_order, min_cards, edge_start, edge_label, edge_ch
     return bits
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def best_layout_hand(
     hand, key_order, min_cards, edge_start, edge_label, edge_child, node_term, term_points, term_letters, term_cards
 ):
@@ -576,7 +659,7 @@ def best_layout_hand(
     return used, terms, unused
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def discard_table(
     hand, key_order, min_cards, edge_start, edge_label, edge_child, node_term, term_points, term_letters, term_cards
 ):
@@ -621,7 +704,7 @@ def discard_table(
     return faces, used, words, longest, can_go_out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def draw_discard_tables(
     hand,
     drawn,
@@ -681,7 +764,7 @@ def draw_discard_tables(
     return faces, score, words, longest, goes_out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def layout_front_path(
     labels,
     counts,
@@ -696,6 +779,7 @@ def layout_front_path(
     term_cards,
     field_points,
     slack,
+    ws,
 ):
     """The Pareto front of the hand's layouts over (points used, longest word, words).
 
@@ -735,15 +819,16 @@ def layout_front_path(
     states and drops the cells whose layouts cannot use that many: what it keeps is built
     exactly as in the full search (a dropped option scores below every kept cell it could
     compete with), so the layouts it returns are the full front's, with the same words.
-    `slack` < 0: the whole front.
+    `slack` < 0: the whole front. ws: scratch space (`new_scratch`; a new one if the hand needs more).
     """
     m = labels.shape[0]
     strides = _strides(counts)
     n_states = strides[m]
+    ws = _scratch_for(ws, n_states)
     word_term, word_idx, word_packed, word_low = hand_words(
-        labels, counts, strides, min_cards, edge_start, edge_label, edge_child, node_term, term_cards
+        labels, counts, strides, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, ws
     )
-    low_start, order, guard = _group_by_low(word_low, m)
+    low_start, order, guard = _group_by_low(word_low, m, ws)
     packed = guard
     n_cards = 0
     for j in range(m):
@@ -765,19 +850,19 @@ def layout_front_path(
     # field, so that the fit tests run once. Word data is copied into `order`'s order.
     # (Arrays of one size share one allocation: at small hands allocations dominate.)
     n_all = order.shape[0]
-    o_buf = np.empty((4, n_all), np.int64)
-    o_packed = o_buf[0]
-    o_idx = o_buf[1]
-    o_points = o_buf[2]
-    o_letters = o_buf[3]
+    o_packed = ws[W_FRONT_WORDS]
+    o_idx = ws[W_FRONT_WORDS + 1]
+    o_points = ws[W_FRONT_WORDS + 2]
+    o_letters = ws[W_FRONT_WORDS + 3]
     for k in range(n_all):
         w = order[k]
         o_packed[k] = word_packed[w]
         o_idx[k] = word_idx[w]
         o_points[k] = term_points[word_term[w]]
         o_letters[k] = term_letters[word_term[w]]
-    reach = np.zeros(n_states, np.bool_)
-    st_buf = np.empty((9, n_states), np.int64)
+    reach = ws[W_FRONT_REACH].view(np.int8)[:n_states]
+    reach[:] = 0
+    st_buf = ws[W_FRONT_STATES : W_FRONT_STATES + 9]
     outside = st_buf[7]  # the most points the words laid above state s use
     cards_in = st_buf[8]  # state s's card points
     outside[full] = 0
@@ -795,7 +880,7 @@ def layout_front_path(
     e_cap = 4 * n_states + 64
     edge = np.empty(e_cap, np.int32)
     n_edges = 0
-    reach[full] = True
+    reach[full] = 1
     st_packed[full] = packed
     for s in range(full, 0, -1):
         if not reach[s]:
@@ -814,7 +899,7 @@ def layout_front_path(
             if not reach[r] or outside[r] < out_s:
                 outside[r] = out_s
             cards_in[r] = cards_in[s] - field_points[low]
-            reach[r] = True
+            reach[r] = 1
             st_packed[r] = sp - (np.int64(1) << (5 * low))
         if n_edges + low_start[low + 1] - low_start[low] > e_cap:
             e_cap = 2 * e_cap + low_start[low + 1] - low_start[low]
@@ -827,7 +912,7 @@ def layout_front_path(
                 if not reach[r] or outside[r] < out_s + o_points[k]:
                     outside[r] = out_s + o_points[k]
                 cards_in[r] = cards_in[s] - o_points[k]
-                reach[r] = True
+                reach[r] = 1
                 st_packed[r] = rp
                 edge[n_edges] = k
                 n_edges += 1
@@ -995,7 +1080,7 @@ def layout_front_path(
     return used, longest, words, term_off, terms[:n_terms], unused_off, unused[:n_unused]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _grow(a, cap, n):
     """`a`'s first n entries in a new array of cap entries."""
     b = np.empty(cap, a.dtype)
@@ -1003,7 +1088,7 @@ def _grow(a, cap, n):
     return b
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def layout_front_hand(
     hand,
     key_order,
@@ -1021,8 +1106,44 @@ def layout_front_hand(
 ):
     """`layout_front_path` for a hand of 31 face counts (`face_points`: each face's card points; `slack`
     as there); unused cards come back as faces."""
-    faces, labels, counts = hand_fields(hand, key_order)
-    field_points = np.empty(faces.shape[0], np.int64)
+    return layout_front_hand_in(
+        hand,
+        key_order,
+        min_cards,
+        full_only,
+        edge_start,
+        edge_label,
+        edge_child,
+        node_term,
+        term_points,
+        term_letters,
+        term_cards,
+        face_points,
+        slack,
+        np.empty((SCRATCH_ROWS, 0), np.int64),
+    )
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def layout_front_hand_in(
+    hand,
+    key_order,
+    min_cards,
+    full_only,
+    edge_start,
+    edge_label,
+    edge_child,
+    node_term,
+    term_points,
+    term_letters,
+    term_cards,
+    face_points,
+    slack,
+    ws,
+):
+    """`layout_front_hand` searching in the scratch space ws (`new_scratch`; a new one if the hand needs more)."""
+    ws, faces, labels, counts = _fields_in_scratch(hand, key_order, ws)
+    field_points = ws[W_FIELDS, 96 : 96 + faces.shape[0]]
     for j in range(faces.shape[0]):
         field_points[j] = face_points[faces[j]]
     used, longest, words, term_off, terms, unused_off, unused = layout_front_path(
@@ -1039,6 +1160,7 @@ def layout_front_hand(
         term_cards,
         field_points,
         slack,
+        ws,
     )
     for k in range(unused.shape[0]):
         unused[k] = faces[unused[k]]

@@ -22,8 +22,8 @@ rewards, options and illegal-action rule), so a policy trained on one plays the 
   (relative order, the seat after the learner first); `OpponentMix([(entry, weight), ...])`
   draws an entry per game and seat at each episode.
 - Seeds: `reset(seed=s)` seeds episode k of sub-env i from `core.batch.game_seed(s, i, k)`:
-  its deal, its learner seat (`learner_seat="random"`), its opponent draws and the
-  compiled bots' choices. So the same seed gives the same games whatever `num_envs` is,
+  its deal, its learner seat (`learner_seat="random"`: `core.batch.learner_seats`), its
+  opponent draws (`numpy.random.default_rng` of that seed) and the compiled bots' choices. So the same seed gives the same games whatever `num_envs` is,
   split over workers too (`slot_offset`: sub-env i plays slot `slot_offset + i`),
   and any one of them can be replayed alone (`QuiddlerGame.reset(rng=StreamGenerator(...))`
   deals the same cards). Python policies keep their own generators.
@@ -53,7 +53,7 @@ from gymnasium.vector.utils import batch_space
 
 from ..core import batch_bots as BB
 from ..core import batch_kernels as K
-from ..core.batch import BatchGame, game_seed
+from ..core.batch import BatchGame, game_seed, learner_seats
 from ..core.config import QuiddlerConfig
 from . import common
 from .common import COMPILED, IllegalActionError, OpponentMix
@@ -131,22 +131,25 @@ class QuiddlerVectorEnv(VectorEnv):
         seeds = game_seed(self._seed, slots + self.slot_offset, self.episodes[slots])
         self.games.reset(games=slots, seeds=seeds)
         n = self.num_players
-        for i, s in zip(slots.tolist(), seeds.tolist(), strict=True):
-            # One generator per episode, from the episode's seed: its seat and its opponents are its own.
-            rng = np.random.default_rng(s)
-            seat = int(rng.integers(n)) if self.learner_seat_option == "random" else self.learner_seat_option
-            self.seats[i] = seat
-            self.bots[i, seat] = BB.NOT_A_BOT
-            self.policies[i][seat] = None
+        if self.learner_seat_option == "random":
+            seats = learner_seats(seeds, n)
+        else:
+            seats = np.full(slots.size, self.learner_seat_option, dtype=np.int64)
+        self.seats[slots] = seats
+        self.bots[slots, seats] = BB.NOT_A_BOT
+        if all(isinstance(entry, str) for entry in self.opponents):  # compiled bots only: no Python per game
             for k, entry in enumerate(self.opponents, start=1):
-                if isinstance(entry, OpponentMix):
-                    entry = entry.draw(rng)
-                other = (seat + k) % n
-                if isinstance(entry, str):
-                    self.bots[i, other] = BB.BOT_CODES[entry]
-                    self.policies[i][other] = entry
-                else:
-                    self.bots[i, other] = BB.NOT_A_BOT
+                self.bots[slots, (seats + k) % n] = BB.BOT_CODES[entry]
+        else:
+            for i, s, seat in zip(slots.tolist(), seeds.tolist(), seats.tolist(), strict=True):
+                # One generator per episode, from the episode's seed: its opponent draws are its own.
+                rng = np.random.default_rng(s)
+                self.policies[i][seat] = None
+                for k, entry in enumerate(self.opponents, start=1):
+                    if isinstance(entry, OpponentMix):
+                        entry = entry.draw(rng)
+                    other = (seat + k) % n
+                    self.bots[i, other] = BB.BOT_CODES[entry] if isinstance(entry, str) else BB.NOT_A_BOT
                     self.policies[i][other] = entry
         self.episodes[slots] += 1
         self.steps[slots] = 0
