@@ -58,9 +58,8 @@ _START_MASK = (1 << PACK_START_BITS) - 1
     W_LOW,
     W_WALK,  # hand_words: its walk's stack, 5 rows
 ) = range(5)
-W_SMALL = (
-    9  # hand_words' `above` [0, 16) and `field_of` [16, 80); _group_by_low's `low_start` [80, 96), `fill` [96, 112)
-)
+# hand_words' `above` [0, 16) and `field_of` [16, 80); _group_by_low's `low_start` [80, 96), `fill` [96, 112)
+W_SMALL = 9
 W_ORDER = 10  # _group_by_low: the word order
 W_MEMO = 11  # go_out_fields: the cover memo (as int8)
 W_COVER = 12  # go_out_fields: _cover's stack, 4 rows
@@ -848,7 +847,7 @@ def layout_front_path(
     # work), and a sweep up builds them children first. The sweep down also lists each
     # state's words (positions k in `order` of the words that fit, in order) and lowest
     # field, so that the fit tests run once. Word data is copied into `order`'s order.
-    # (Arrays of one size share one allocation: at small hands allocations dominate.)
+    # (Working arrays are rows of the scratch space ws: at small hands allocations dominate.)
     n_all = order.shape[0]
     o_packed = ws[W_FRONT_WORDS]
     o_idx = ws[W_FRONT_WORDS + 1]

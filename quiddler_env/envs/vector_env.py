@@ -23,10 +23,10 @@ rewards, options and illegal-action rule), so a policy trained on one plays the 
   draws an entry per game and seat at each episode.
 - Seeds: `reset(seed=s)` seeds episode k of sub-env i from `core.batch.game_seed(s, i, k)`:
   its deal, its learner seat (`learner_seat="random"`: `core.batch.learner_seats`), its
-  opponent draws (`numpy.random.default_rng` of that seed) and the compiled bots' choices. So the same seed gives the same games whatever `num_envs` is,
-  split over workers too (`slot_offset`: sub-env i plays slot `slot_offset + i`),
-  and any one of them can be replayed alone (`QuiddlerGame.reset(rng=StreamGenerator(...))`
-  deals the same cards). Python policies keep their own generators.
+  opponent draws (`numpy.random.default_rng` of that seed) and the compiled bots' choices.
+  So the same seed gives the same games whatever `num_envs` is, split over workers too
+  (`slot_offset`: sub-env i plays slot `slot_offset + i`), and any one of them can be
+  replayed alone (`QuiddlerGame.reset(rng=StreamGenerator(...))` deals the same cards). Python policies keep their own generators.
 - Autoreset: `autoreset_mode` NEXT_STEP (Gymnasium's default: the step after an
   episode ends resets that sub-env and ignores its action) or SAME_STEP (the new
   episode's first observation comes back at once; the final one is in
