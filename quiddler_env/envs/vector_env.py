@@ -26,7 +26,8 @@ rewards, options and illegal-action rule), so a policy trained on one plays the 
   opponent draws (`numpy.random.default_rng` of that seed) and the compiled bots' choices.
   So the same seed gives the same games whatever `num_envs` is, split over workers too
   (`slot_offset`: sub-env i plays slot `slot_offset + i`), and any one of them can be
-  replayed alone (`QuiddlerGame.reset(rng=StreamGenerator(...))` deals the same cards). Python policies keep their own generators.
+  replayed alone (`QuiddlerGame.reset(rng=StreamGenerator(...))` deals the same cards).
+  Python policies keep their own generators.
 - Autoreset: `autoreset_mode` NEXT_STEP (Gymnasium's default: the step after an
   episode ends resets that sub-env and ignores its action) or SAME_STEP (the new
   episode's first observation comes back at once; the final one is in
