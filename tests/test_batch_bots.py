@@ -125,14 +125,22 @@ def test_compiled_random_moves_are_legal_and_lay_by_the_automatic_rule(name):
     assert lays >= (30 if config.layout == "choose" else 0)
 
 
-def _uniform_picks(batch: BatchGame, i: int, draws_per_move: int = 2000) -> None:
-    """Many random picks in game i's current state: every legal move, about equally often, and nothing moves."""
+def _uniform_picks(batch: BatchGame, i: int, searched: bool, draws_per_move: int = 2000) -> None:
+    """Many random picks in game i's current state: every legal move, about equally often, and nothing moves.
+
+    `searched`: the engine has searched the go-out moves (as for a mask); else the bot searches the ones
+    its picks land on."""
     mask = batch.action_masks(np.asarray([i]))[0]
+    found = batch.go[i]  # the search's answers (`go_out: forced` makes the bot search them all)
+    if not searched:
+        batch.go[i] = K.GO_UNKNOWN
     legal = np.flatnonzero(mask)
     m = legal.size
-    before = batch.cards.copy(), batch.ints.copy(), batch.rng.copy()
+    before = batch.cards.copy(), batch.ints.copy(), batch.rng.copy(), batch.go.copy()
     picks = bot_picks(batch, np.full(draws_per_move * m, i, dtype=np.int64), RANDOM)
     assert np.array_equal(batch.cards, before[0]) and np.array_equal(batch.ints, before[1])
+    others = np.arange(batch.num_games) != i
+    assert np.array_equal(batch.go[others], before[3][others]) and batch.go[i] in (before[3][i], found)
     assert np.array_equal(batch.rng[:, 0], before[2][:, 0])  # the deal generator is untouched
     assert batch.rng[i, 1] != before[2][i, 1]
     counts = np.bincount(picks, minlength=mask.size)
@@ -144,23 +152,27 @@ def _uniform_picks(batch: BatchGame, i: int, draws_per_move: int = 2000) -> None
     assert got.min() / got.max() > 0.85, got.tolist()
 
 
-def test_compiled_random_is_uniform_over_the_legal_moves():
+@pytest.mark.parametrize("go_out", ["optional", "forced"])
+@pytest.mark.parametrize("searched", [True, False], ids=["searched", "unsearched"])
+def test_compiled_random_is_uniform_over_the_legal_moves(go_out, searched):
     wanted = {"draw": None, "many discards": None, "go out": None}
-    for batch, live, masks, _ in walk(QuiddlerConfig(num_players=3), seed=8, games=64):
+    least = {"draw": 2, "many discards": 8, "go out": 4 if go_out == "optional" else 2}
+    for batch, live, masks, _ in walk(QuiddlerConfig(num_players=3, go_out=go_out), seed=8, games=64):
         counts = masks.sum(axis=1)
         phase = batch.phase[live]
         for j in range(live.size):
-            if wanted["draw"] is None and phase[j] == K.DRAW and counts[j] == 2:
+            if wanted["draw"] is None and phase[j] == K.DRAW and counts[j] == least["draw"]:
                 wanted["draw"] = int(live[j])
-            if wanted["many discards"] is None and phase[j] == K.DISCARD and counts[j] >= 8:
+            if wanted["many discards"] is None and phase[j] == K.DISCARD and counts[j] >= least["many discards"]:
                 wanted["many discards"] = int(live[j])
-            if wanted["go out"] is None and masks[j, A.GO_OUT_BASE : A.LAY_BASE].any() and counts[j] >= 4:
+            going_out = masks[j, A.GO_OUT_BASE : A.LAY_BASE].any()
+            if wanted["go out"] is None and going_out and counts[j] >= least["go out"]:
                 wanted["go out"] = int(live[j])
         if all(i is not None for i in wanted.values()):
             break
     assert all(i is not None for i in wanted.values()), wanted
     for i in wanted.values():
-        _uniform_picks(batch, i)
+        _uniform_picks(batch, i, searched)
 
 
 # -- the generators ----------------------------------------------------------------------------

@@ -14,7 +14,8 @@ import pytest
 import quiddler_env
 from quiddler_env.core.cards import FACE_INDEX, FACES, LETTERS, POINTS, hand_counts, new_deck
 from quiddler_env.core.config import QuiddlerConfig
-from quiddler_env.core.solver import get_solver
+from quiddler_env.core.solver import _KEY_ORDER, get_solver
+from quiddler_env.core.solver_kernel import go_out_face, go_out_face_bits, go_out_face_start, new_scratch
 
 from .reference import brute_best, faces_of, word_table
 
@@ -103,6 +104,35 @@ def test_go_out_faces_matches_brute_force():
                 rest[f] -= 1
             want = bool(c) and brute_best(faces_of(rest))[3]
             assert bool(bits >> f & 1) == want, (hand, FACES[f])
+
+
+@pytest.mark.parametrize("min_cards", [1, 2])
+def test_one_discard_go_out_search_answers_as_the_whole(min_cards):
+    """`go_out_face` (one discard at a time, in any order, sharing one search) answers as `go_out_face_bits`
+    (every discard at once), and as brute force on the smaller hands; a face not held never goes out."""
+    solver = get_solver(min_cards=min_cards)
+    tables = (_KEY_ORDER, min_cards, *solver._trie, solver._term_cards)
+    ws = new_scratch()
+    rng = np.random.default_rng(21 + min_cards)
+    hands = _random_hands(300, (2, 3, 4, 5, 6, 7), seed=30 + min_cards) + _random_hands(
+        200, (8, 9, 10, 11, 12), seed=40 + min_cards
+    )
+    went_out = 0
+    for hand in hands:
+        counts = np.asarray(hand_counts(hand), dtype=np.int64)
+        whole = go_out_face_bits(counts, *tables, False)
+        search = go_out_face_start(counts, *tables, ws)
+        faces = rng.permutation(len(FACES))
+        asked = np.concatenate([faces, rng.choice(faces, 5)])  # each face, then some again
+        for f in asked:
+            assert go_out_face(int(f), search) == bool(whole >> f & 1), (hand, FACES[f])
+        if len(hand) <= 7:
+            for f in np.flatnonzero(counts):
+                rest = counts.copy()
+                rest[f] -= 1
+                assert go_out_face(int(f), search) == brute_best(faces_of(rest), min_cards)[3], (hand, FACES[f])
+        went_out += whole != 0
+    assert went_out > 50  # the hands include many that go out
 
 
 def test_discard_options_agree_with_best_layout():

@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from . import batch_kernels as K
-from .solver_kernel import best_layout_hand, discard_table
+from .solver_kernel import best_layout_hand, discard_table, go_out_face
 
 NOT_A_BOT = -1
 """Bot code of a seat the kernels do not play (the learner, or a Python policy)."""
@@ -39,21 +39,78 @@ def _auto_lay(i, cards, ints, L, R):
     return K.LAY_BASE + K.auto_pick(scores, longest, words, nc, cards, ints, i, L, R)
 
 
-@njit(cache=True, nogil=True, inline="always")  # inlined: a call costs a reference count per array
-def random_action(i, mask, cards, ints, rng, L, R):
-    """Uniform over the legal moves (`agents.simple.RandomAgent`); lays by the automatic rule."""
-    if ints[i, K.I_PHASE] == K.LAY:
-        return _auto_lay(i, cards, ints, L, R)
-    count = 0
-    for a in range(mask.shape[0]):
-        count += mask[a]
-    k = K.below(rng, i, 1, count)
-    for a in range(mask.shape[0]):
-        if mask[a]:
-            if k == 0:
-                return a
-            k -= 1
+@njit(cache=True, nogil=True, inline="always")
+def _nth_face(cards, base, n, struck):
+    """The face of the n-th (from 0) of the hand's faces at `base` that are not in the bit set `struck`."""
+    for f in range(K.FACES):
+        if cards[base + f] > 0 and not (struck >> f) & 1:
+            if n == 0:
+                return f
+            n -= 1
     return -1
+
+
+@njit(cache=True, nogil=True, inline="always")  # inlined: a call costs a reference count per array
+def random_action(i, cards, ints, rng, go, L, R, S):
+    """Uniform over the legal moves (`agents.simple.RandomAgent`); lays by the automatic rule.
+
+    In the discard phase the pick lands uniformly on one of 2d moves (d: the faces in the hand): a
+    discard of each face, always legal, and going out with each. A go-out pick is checked for that face
+    alone (`solver_kernel.go_out_face`); if it does not go out, it is struck and the pick is made again
+    over the moves left. So every legal move is equally likely, as over the whole mask, but most moves
+    search no discard, and many none at all; the mask (`go_bits`) searches every one. Where the mask's
+    search has run (`go`), its answers are read instead: they are the same, and so is the pick.
+    """
+    v = ints[i]
+    ph = v[K.I_PHASE]
+    if ph == K.LAY:
+        return _auto_lay(i, cards, ints, L, R)
+    if ph == K.DRAW:
+        if v[K.I_DRAW_LEN] > 0 or v[K.I_DISC_LEN] > 1:
+            return K.DRAW_PILE if K.below(rng, i, 1, 2) == 0 else K.TAKE_DISCARD
+        return K.TAKE_DISCARD
+    if ph != K.DISCARD:
+        return -1
+    c = cards[i]
+    base = L[K.L_HANDS] + v[K.I_CUR] * K.FACES
+    d = 0
+    for f in range(K.FACES):
+        d += c[base + f] > 0
+    if R[K.R_FORCED]:  # discarding is legal only when going out is not: the whole search
+        bits = K.go_bits(i, cards, ints, go, L, R, S)
+        if bits != 0:
+            n = 0
+            for f in range(K.FACES):
+                n += (bits >> f) & 1
+            k = K.below(rng, i, 1, n)
+            for f in range(K.FACES):
+                if (bits >> f) & 1:
+                    if k == 0:
+                        return K.GO_OUT_BASE + f
+                    k -= 1
+        return K.DISCARD_BASE + _nth_face(c, base, K.below(rng, i, 1, d), 0)
+    known = go[i]
+    ws = S[8]
+    if known == K.GO_UNKNOWN:
+        h = K.hand_of(cards, i, L, v[K.I_CUR])
+        if K.may_go_out(i, h, ints):
+            ws = K.go_search(i, h, R, S)
+        else:
+            known = 0
+    struck = np.int64(0)
+    n_go = d
+    while True:
+        k = K.below(rng, i, 1, d + n_go)
+        if k < d:
+            return K.DISCARD_BASE + _nth_face(c, base, k, 0)
+        f = _nth_face(c, base, k - d, struck)
+        if known == K.GO_UNKNOWN:
+            if go_out_face(f, ws):
+                return K.GO_OUT_BASE + f
+        elif (known >> f) & 1:
+            return K.GO_OUT_BASE + f
+        struck |= np.int64(1) << f
+        n_go -= 1
 
 
 @njit(cache=True, nogil=True)
@@ -199,10 +256,11 @@ def greedy_action(i, mask, cards, ints, rng, L, R, S, best_memo, table_memo):
 
 
 @njit(cache=True, nogil=True)
-def bot_action(code, i, mask, cards, ints, rng, L, R, S, best_memo, table_memo):
+def bot_action(code, i, mask, cards, ints, rng, go, L, R, S, best_memo, table_memo):
+    """The move bot `code` picks in game i (mask: the legal moves, which greedy reads; random needs none)."""
     if code == GREEDY:
         return greedy_action(i, mask, cards, ints, rng, L, R, S, best_memo, table_memo)
-    return random_action(i, mask, cards, ints, rng, L, R)
+    return random_action(i, cards, ints, rng, go, L, R, S)
 
 
 @njit(cache=True, nogil=True)
@@ -218,15 +276,14 @@ def play_bots(games, bots, moves, cards, ints, rng, go, L, R, sizes, S, num_acti
             code = bots[i, v[K.I_CUR]]
             if code < 0:
                 break
-            if code == GREEDY:
-                _prime_greedy(i, cards, ints, go, L, R, S, table_memo)
-            K.mask_row(i, mask, cards, ints, go, L, R, S)
             # Each bot called directly, not through `bot_action`: every array a compiled call is passed
             # costs two atomic reference counts, and a random bot needs few.
             if code == GREEDY:
+                _prime_greedy(i, cards, ints, go, L, R, S, table_memo)
+                K.mask_row(i, mask, cards, ints, go, L, R, S)
                 a = greedy_action(i, mask, cards, ints, rng, L, R, S, best_memo, table_memo)
             else:
-                a = random_action(i, mask, cards, ints, rng, L, R)
+                a = random_action(i, cards, ints, rng, go, L, R, S)
             K.step_one(i, a, cards, ints, rng, go, L, R, sizes, S)
             moves[i] += 1
 
@@ -239,5 +296,5 @@ def bot_actions(games, codes, out, cards, ints, rng, go, L, R, S, num_actions, b
         i = games[j]
         if codes[j] == GREEDY:
             _prime_greedy(i, cards, ints, go, L, R, S, table_memo)
-        K.mask_row(i, mask, cards, ints, go, L, R, S)
-        out[j] = bot_action(codes[j], i, mask, cards, ints, rng, L, R, S, best_memo, table_memo)
+            K.mask_row(i, mask, cards, ints, go, L, R, S)
+        out[j] = bot_action(codes[j], i, mask, cards, ints, rng, go, L, R, S, best_memo, table_memo)

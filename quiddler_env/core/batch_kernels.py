@@ -30,7 +30,7 @@ from numba import njit
 from .cards import COUNTS, DECK_SIZE, NUM_FACES, POINTS, new_deck
 from .config import MAX_HAND_SIZE
 from .observation_slices import LETTERS_SCALE, TOTAL_SCALE, WORDS_SCALE
-from .solver_kernel import go_out_face_bits_in, layout_front_hand_in
+from .solver_kernel import go_out_face_bits_in, go_out_face_start, layout_front_hand_in
 
 # -- the action table (as `actions`) and the phases (as `game.Phase`) ---------------------------
 DRAW_PILE, TAKE_DISCARD, DISCARD_BASE, GO_OUT_BASE, LAY_BASE = 0, 1, 2, 33, 64
@@ -539,14 +539,26 @@ def is_legal(i, a, cards, ints, go, L, R, S):
     return cards[i, L[L_HANDS] + v[I_CUR] * FACES + a - DISCARD_BASE] > 0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def may_go_out(i, h, ints):
+    """Can a player holding h (after drawing) in game i go out at all: nobody has gone out this round, and
+    a card is left to lay once one is discarded."""
+    return ints[i, I_WENT_OUT] < 0 and h.sum() > 1
+
+
 @njit(cache=True, nogil=True, inline="always")  # inlined: a call costs a reference count per array
 def _go_bits(i, p, cards, ints, L, R, S):
-    if ints[i, I_WENT_OUT] >= 0:
-        return np.int64(0)
     h = hand_of(cards, i, L, p)
-    if h.sum() <= 1:
+    if not may_go_out(i, h, ints):
         return np.int64(0)
     return go_out_face_bits_in(h, S[0], R[R_MIN_CARDS], S[1], S[2], S[3], S[4], S[7], False, S[8]) & FACE_BITS
+
+
+@njit(cache=True, nogil=True, inline="always")  # inlined: a call costs a reference count per array
+def go_search(i, h, R, S):
+    """Ready a search of which discards of h (the current player's hand in game i, `may_go_out`) go out, in
+    the engine's scratch space; `solver_kernel.go_out_face(f, ws)` answers it for one discard, f."""
+    return go_out_face_start(h, S[0], R[R_MIN_CARDS], S[1], S[2], S[3], S[4], S[7], S[8])
 
 
 @njit(cache=True, nogil=True, inline="always")  # inlined: a call costs a reference count per array

@@ -17,8 +17,9 @@ a sub-multiset of the hand, indexed in mixed radix. The kernels
    (`full_only`: every card laid).
 
 `go_out_face_bits` answers the engine's per-step question for a hand after
-drawing, `best_layout_hand` the round-end layout, `discard_table` the best layout
-left by each discard (for the bots), `layout_front_hand` the layouts a player lays from.
+drawing (`go_out_face_start` and `go_out_face` the same, one discard at a time),
+`best_layout_hand` the round-end layout, `discard_table` the best layout left by
+each discard (for the bots), `layout_front_hand` the layouts a player lays from.
 
 A word's fit in a state is one subtraction on a packed form (5 bits per field:
 4 for the count, 1 guard that a borrow clears), so hands have at most 12 fields
@@ -58,7 +59,8 @@ _START_MASK = (1 << PACK_START_BITS) - 1
     W_LOW,
     W_WALK,  # hand_words: its walk's stack, 5 rows
 ) = range(5)
-# hand_words' `above` [0, 16) and `field_of` [16, 80); _group_by_low's `low_start` [80, 96), `fill` [96, 112)
+# hand_words' `above` [0, 16) and `field_of` [16, 80); _group_by_low's `low_start` [80, 96), `fill` [96, 112);
+# the go-out search's figures [112, 118) and strides [128, 141) (`go_out_start`)
 W_SMALL = 9
 W_ORDER = 10  # _group_by_low: the word order
 W_MEMO = 11  # go_out_fields: the cover memo (as int8)
@@ -68,7 +70,7 @@ W_FRONT_WORDS = 11  # layout_front_path (which runs no cover search): its word d
 W_FRONT_REACH = 15  # layout_front_path: the states reached (as int8)
 W_FRONT_STATES = 17  # layout_front_path: its per-state rows, 9
 SCRATCH_ROWS = 26
-_SCRATCH_MIN_WIDTH = 128  # W_SMALL's and W_FIELDS' columns
+_SCRATCH_MIN_WIDTH = 144  # W_SMALL's and W_FIELDS' columns
 SCRATCH_WIDTH = (1 << MAX_FIELDS) + 1
 """Columns of `new_scratch`: a state count (plus one) of any hand of at most MAX_FIELDS cards."""
 
@@ -285,18 +287,26 @@ def _cover(s, packed, guard, low_start, order, word_packed, word_idx, memo, stac
     return False
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def go_out_fields(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, whole, ws):
-    """For a hand after drawing: bit j set iff the hand minus one card of field j can be laid out.
+# A go-out search kept in the scratch space between questions: `go_out_start` lists the hand's words and
+# readies the cover search, `go_out_field` asks about one discard. `go_out_fields` asks about every discard
+# (the mask); the random bot asks about one at a time, and only when its pick lands on a go-out move.
+_M_WORDS, _M_FIELDS, _M_STRAY, _M_ONLY, _M_FULL, _M_PACKED = range(112, 118)  # W_SMALL: the search's figures
+_M_STRIDES = 128  # W_SMALL [128, 141): the hand's strides
 
-    Cheaper than the full table: a depth-first cover search that stops at the first
-    complete layout, sharing its memo between the discards. A card in no word of the hand
-    can only be the one discarded, so with two such cards nothing is searched, and with one
-    only its discard. `whole`: bit m (one past the fields) is set iff the whole hand can be
-    laid out (not searched otherwise). ws: scratch space for the hand's states (`_scratch_for`).
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def go_out_start(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, ws):
+    """Ready a go-out search of a hand after drawing (its fields) in ws, for `go_out_field`.
+
+    A card in no word of the hand can only be the one discarded: with two such cards no discard
+    goes out, and with one only its discard can. ws: scratch space for the hand's states (`_scratch_for`).
     """
     m = labels.shape[0]
-    strides = _strides(counts)
+    small = ws[W_SMALL]
+    strides = small[_M_STRIDES : _M_STRIDES + m + 1]
+    strides[0] = 1
+    for j in range(m):
+        strides[j + 1] = strides[j] * (counts[j] + 1)
     word_term, word_idx, word_packed, word_low = hand_words(
         labels, counts, strides, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, ws
     )
@@ -311,33 +321,89 @@ def go_out_fields(labels, counts, min_cards, edge_start, edge_label, edge_child,
         if (lanes >> (5 * j)) & 1 == 0:
             stray += counts[j]
             only = j
+    small[_M_WORDS] = word_packed.shape[0]
+    small[_M_FIELDS] = m
+    small[_M_STRAY] = stray
+    small[_M_ONLY] = only
     if stray >= 2:
-        return np.int64(0)
-    low_start, order, guard = _group_by_low(word_low, m, ws)
-    memo = ws[W_MEMO].view(np.int8)[: strides[m]]
-    memo[:] = 0
-    full = strides[m] - 1
+        return
+    _, _, guard = _group_by_low(word_low, m, ws)
+    ws[W_MEMO].view(np.int8)[: strides[m]] = 0
     packed = guard
     for j in range(m):
         packed += counts[j] << (5 * j)
-    stack = ws[W_COVER : W_COVER + 4]
+    small[_M_FULL] = strides[m] - 1
+    small[_M_PACKED] = packed
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _cover_arrays(ws):
+    """`_cover`'s arguments after the state, for the search `go_out_start` readied in ws."""
+    small = ws[W_SMALL]
+    m = small[_M_FIELDS]
+    n_words = small[_M_WORDS]
+    guard = np.int64(0)
+    for j in range(m):
+        guard |= np.int64(16) << (5 * j)
+    return (
+        guard,
+        small[80 : 80 + m + 1],
+        ws[W_ORDER, :n_words],
+        ws[W_PACKED, :n_words],
+        ws[W_IDX, :n_words],
+        ws[W_MEMO].view(np.int8),
+        ws[W_COVER : W_COVER + 4],
+    )
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _field_goes_out(j, small):
+    """The stray-card rule of `go_out_start`: can field j's discard go out at all."""
+    stray = small[_M_STRAY]
+    return stray == 0 or (stray == 1 and j == small[_M_ONLY])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def go_out_field(j, ws):
+    """After `go_out_start`: can the hand minus one card of field j be laid out completely."""
+    small = ws[W_SMALL]
+    if not _field_goes_out(j, small):
+        return False
+    guard, low_start, order, word_packed, word_idx, memo, stack = _cover_arrays(ws)
+    s = small[_M_FULL] - small[_M_STRIDES + j]
+    packed = small[_M_PACKED] - (np.int64(1) << (5 * j))
+    return _cover(s, packed, guard, low_start, order, word_packed, word_idx, memo, stack)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def go_out_fields(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, whole, ws):
+    """For a hand after drawing: bit j set iff the hand minus one card of field j can be laid out.
+
+    Cheaper than the full table: a depth-first cover search that stops at the first
+    complete layout, sharing its memo between the discards (`go_out_start`; `go_out_field`
+    asks about one). `whole`: bit m (one past the fields) is set iff the whole hand can be
+    laid out (not searched otherwise). ws: scratch space for the hand's states (`_scratch_for`).
+    """
+    m = labels.shape[0]
+    go_out_start(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, ws)
+    small = ws[W_SMALL]
+    if small[_M_STRAY] >= 2:
+        return np.int64(0)
+    guard, low_start, order, word_packed, word_idx, memo, stack = _cover_arrays(ws)
+    full = small[_M_FULL]
+    packed = small[_M_PACKED]
     bits = np.int64(0)
     for j in range(m):
-        if stray == 1 and j != only:
+        if not _field_goes_out(j, small):
             continue
-        if _cover(
-            full - strides[j],
-            packed - (np.int64(1) << (5 * j)),
-            guard,
-            low_start,
-            order,
-            word_packed,
-            word_idx,
-            memo,
-            stack,
-        ):
+        s = full - small[_M_STRIDES + j]
+        if _cover(s, packed - (np.int64(1) << (5 * j)), guard, low_start, order, word_packed, word_idx, memo, stack):
             bits |= np.int64(1) << j
-    if whole and stray == 0 and _cover(full, packed, guard, low_start, order, word_packed, word_idx, memo, stack):
+    if (
+        whole
+        and small[_M_STRAY] == 0
+        and _cover(full, packed, guard, low_start, order, word_packed, word_idx, memo, stack)
+    ):
         bits |= np.int64(1) << m
     return bits
 
@@ -642,6 +708,26 @@ def go_out_face_bits_in(
     if (field_bits >> m) & 1:
         bits |= np.int64(1) << 31
     return bits
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def go_out_face_start(hand, key_order, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, ws):
+    """Ready a go-out search of a hand after drawing (31 face counts, at most MAX_FIELDS faces) for
+    `go_out_face`; returns the scratch space it runs in (ws, or a new one if the hand needs more)."""
+    ws, _, labels, counts = _fields_in_scratch(hand, key_order, ws)
+    go_out_start(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, ws)
+    return ws
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def go_out_face(face, ws):
+    """After `go_out_face_start`: can the hand minus one card of `face` be laid out completely."""
+    m = ws[W_SMALL, _M_FIELDS]
+    faces = ws[W_FIELDS]
+    for j in range(m):
+        if faces[j] == face:
+            return go_out_field(j, ws)
+    return False
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

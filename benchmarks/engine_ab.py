@@ -1,0 +1,93 @@
+"""The engine alone, this checkout's against an earlier commit's, interleaved in one process.
+
+    python benchmarks/engine_ab.py [--base HEAD] [--rounds 10] [--deals 2] [--games 1024]
+
+The development machine is shared: its speed moves by 10-30% within minutes, more than many
+changes gain, so two runs one after the other compare the machine as much as the code. This
+script loads both engines in one process (the base commit's `quiddler_env` exported with `git
+archive` into a temporary folder under another name; the engine's modules import each other
+relatively) and times them alternately: every round plays the same deals of `--games` games, every
+seat a compiled random bot (`BatchGame.play_bots`, as `bench_vector.py`'s "engine alone" row), on one
+core. Prints each side's microseconds per learner step (a learner step: moves / players), the best
+and the median of the rounds, and the median of the per-round ratios. Needs git and a checkout;
+asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+BASE_NAME = "quiddler_base"
+
+
+def export_base(rev: str, into: Path) -> None:
+    """The package `quiddler_env` of commit `rev`, as `into/quiddler_base`."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "quiddler_env"], capture_output=True, check=False)
+    if archive.returncode != 0:
+        raise SystemExit(f"engine_ab: cannot export quiddler_env at {rev!r}: {archive.stderr.decode().strip()}")
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    (into / "quiddler_env").rename(into / BASE_NAME)
+
+
+def us_per_learner_step(games, bots: np.ndarray, deals: int) -> float:
+    moves = np.zeros(games.num_games, dtype=np.int64)
+    start = time.perf_counter()
+    for d in range(deals):
+        games.reset(1000 + d)
+        games.play_bots(games.all_games, bots, moves)
+    return (time.perf_counter() - start) / (moves.sum() / games.num_players) * 1e6
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--base", default="HEAD", help="the commit to compare against (default: HEAD)")
+    p.add_argument("--rounds", type=int, default=10)
+    p.add_argument("--deals", type=int, default=2)
+    p.add_argument("--games", type=int, default=1024)
+    args = p.parse_args(argv)
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core, as bench_vector
+
+    with tempfile.TemporaryDirectory(prefix="quiddler-ab-") as tmp:
+        export_base(args.base, Path(tmp))
+        sys.path.insert(0, tmp)
+        sides = {}
+        for label, package in ((f"base ({args.base})", BASE_NAME), ("this checkout", "quiddler_env")):
+            batch = importlib.import_module(f"{package}.core.batch")
+            codes = importlib.import_module(f"{package}.core.batch_bots").BOT_CODES
+            games = batch.BatchGame(num_games=args.games)
+            bots = np.full((args.games, games.num_players), codes["random"], dtype=np.int64)
+            us_per_learner_step(games, bots, 1)  # compiles (each side its own numba cache) and warms up
+            sides[label] = (games, bots, [])
+        for _ in range(args.rounds):
+            for games, bots, times in sides.values():
+                times.append(us_per_learner_step(games, bots, args.deals))
+
+    print(f"engine alone, {args.games} games x {args.deals} deals, random bots, {args.rounds} rounds alternating")
+    print(f"{'tree':<24} {'best':>8} {'median':>8}  (microseconds a learner step)")
+    for label, (_, _, times) in sides.items():
+        print(f"{label:<24} {min(times):>8.3f} {statistics.median(times):>8.3f}")
+    (_, _, base), (_, _, new) = sides.values()
+    ratios = [b / n for b, n in zip(base, new, strict=True)]
+    faster = sum(r > 1 for r in ratios)
+    print(
+        f"base / this checkout, per round: median {statistics.median(ratios):.3f}; this checkout faster in "
+        f"{faster} of {len(ratios)} rounds"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
