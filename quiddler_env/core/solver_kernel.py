@@ -29,7 +29,8 @@ A word's fit in a state is one subtraction on a packed form (5 bits per field:
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import intrinsic
 
 try:  # numba's count-trailing-zeros intrinsic (an internal module, so a portable fallback below)
     from numba.cpython.unsafe.numbers import trailing_zeros
@@ -69,7 +70,12 @@ W_FIELDS = 16  # the *_in functions: the hand's faces [0, 32), labels [32, 64), 
 W_FRONT_WORDS = 11  # layout_front_path (which runs no cover search): its word data, 4 rows (W_MEMO, W_COVER..)
 W_FRONT_REACH = 15  # layout_front_path: the states reached (as int8)
 W_FRONT_STATES = 17  # layout_front_path: its per-state rows, 9
-SCRATCH_ROWS = 26
+W_FRONT_EDGES = 26  # layout_front_path: its edges (int32), 2 rows
+W_FRONT_ARENA = 28  # layout_front_path: its arena of kept cells (int32), 8 rows
+W_FRONT_CELLS = 36  # layout_front_path: the state being built and the front's table (int32), 1 row
+W_FRONT_KEYS = 37  # layout_front_path: the front's keys
+W_FRONT_OUT = 38  # layout_front_path: its results (int32), 2 rows
+SCRATCH_ROWS = 40
 _SCRATCH_MIN_WIDTH = 144  # W_SMALL's and W_FIELDS' columns
 SCRATCH_WIDTH = (1 << MAX_FIELDS) + 1
 """Columns of `new_scratch`: a state count (plus one) of any hand of at most MAX_FIELDS cards."""
@@ -95,12 +101,24 @@ def _scratch_for(ws, n_states):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _popcount(x):
-    """Set bits of a 32-bit value (SWAR)."""
-    x = x - ((x >> 1) & 0x55555555)
-    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
-    x = (x + (x >> 4)) & 0x0F0F0F0F
-    return ((x * 0x01010101) & 0xFFFFFFFF) >> 24
+def _int32_rows(ws, row, n_rows, need):
+    """`need` int32 entries: rows [row, row + n_rows) of ws if they hold that many, else a new array."""
+    if 2 * n_rows * ws.shape[1] >= need:
+        return ws[row : row + n_rows].reshape(-1).view(np.int32)[:need]
+    return np.empty(need, np.int32)
+
+
+@intrinsic
+def _popcount(typingctx, x):
+    """Set bits of an integer: LLVM's ctpop, one instruction where the processor has one (the trie walk
+    counts a node's edges below a label at every step; LLVM left the shift-and-mask form as it was)."""
+    if not isinstance(x, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return x(x), codegen
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -240,10 +258,7 @@ def _cover(s, packed, guard, low_start, order, word_packed, word_idx, memo, stac
     st_p = stack[1]
     st_k = stack[2]
     st_end = stack[3]
-    rest = packed ^ guard
-    low = 0
-    while (rest >> (5 * low)) & 15 == 0:
-        low += 1
+    low = trailing_zeros(packed ^ guard) // 5  # the lowest field left: its lane's bits are the lowest set
     st_s[0] = s
     st_p[0] = packed
     st_k[0] = low_start[low]
@@ -270,10 +285,7 @@ def _cover(s, packed, guard, low_start, order, word_packed, word_idx, memo, stac
             if memo[c] == 2:
                 continue
             st_k[top] = k
-            rest = r ^ guard
-            low = 0
-            while (rest >> (5 * low)) & 15 == 0:
-                low += 1
+            low = trailing_zeros(r ^ guard) // 5
             st_s[sp] = c
             st_p[sp] = r
             st_k[sp] = low_start[low]
@@ -963,7 +975,7 @@ def layout_front_path(
     st_cnt = st_buf[6]
     n_built = 0
     e_cap = 4 * n_states + 64
-    edge = np.empty(e_cap, np.int32)
+    edge = _int32_rows(ws, W_FRONT_EDGES, 2, e_cap)
     n_edges = 0
     reach[full] = 1
     st_packed[full] = packed
@@ -973,10 +985,7 @@ def layout_front_path(
         built[n_built] = s
         n_built += 1
         sp = st_packed[s]
-        rest = sp ^ guard
-        low = 0
-        while (rest >> (5 * low)) & 15 == 0:
-            low += 1
+        low = trailing_zeros(sp ^ guard) // 5  # the lowest field left (its lane's bits are the lowest set)
         st_low[s] = low
         out_s = outside[s]
         if not full_only:
@@ -1009,8 +1018,8 @@ def layout_front_path(
     # Arena of the kept cells, by state, each state's by L then W. A row: points used, L, W,
     # and the witness: the word laid with the lowest card (-1: left unused), the child
     # state's cell (its row).
-    cap = 4 * n_cells + 64
-    arena = np.empty((cap, 5), np.int32)
+    cap = max(4 * n_cells + 64, (16 * ws.shape[1]) // 5)  # the arena's rows of ws, or a new one
+    arena = _int32_rows(ws, W_FRONT_ARENA, 8, 5 * cap).reshape((cap, 5))
     arena[0, 0] = 0  # the empty state: no points, no word
     arena[0, 1] = 0
     arena[0, 2] = 0
@@ -1022,7 +1031,8 @@ def layout_front_path(
 
     # Dense scratch table of the state being built (all -1 between states) and the list of
     # its filled cells (few: cheaper to sort and compare than sweeping the table).
-    sc_buf = np.empty((4, n_cells), np.int32)
+    front_cells = _int32_rows(ws, W_FRONT_CELLS, 1, 4 * n_cells + (n_long + 1) * (n_words + 1))
+    sc_buf = front_cells[: 4 * n_cells].reshape((4, n_cells))
     val = sc_buf[0]
     val[:] = -1
     sch = sc_buf[1]
@@ -1112,8 +1122,9 @@ def layout_front_path(
 
     # Non-dominated cells of the whole hand: more used than every cell with at least as long
     # a word and as many words.
-    above = np.full((n_long + 1) * (n_words + 1), -1, np.int32)  # max used over L2 >= L, W2 >= W
-    keys = np.empty(n_cells, np.int64)
+    above = front_cells[4 * n_cells :]  # max used over L2 >= L, W2 >= W
+    above[:] = -1
+    keys = ws[W_FRONT_KEYS, :n_cells] if ws.shape[1] >= n_cells else np.empty(n_cells, np.int64)
     n_front = 0
     for L in range(n_long - 1, -1, -1):
         for W in range(n_words - 1, -1, -1):
@@ -1125,14 +1136,25 @@ def layout_front_path(
                 keys[n_front] = (np.int64(v) * n_long + L) * n_words + W
                 n_front += 1
             above[L * (n_words + 1) + W] = v if v > beat else beat
-    keys = np.sort(keys[:n_front])[::-1]
-    used = np.empty(n_front, np.int32)
-    longest = np.empty(n_front, np.int32)
-    words = np.empty(n_front, np.int32)
-    term_off = np.zeros(n_front + 1, np.int32)
-    unused_off = np.zeros(n_front + 1, np.int32)
-    terms = np.empty(n_front * (n_cards + 1), np.int32)
-    unused = np.empty(n_front * (n_cards + 1), np.int32)
+    for i in range(1, n_front):  # largest key first (insertion sort: fronts are short)
+        key = keys[i]
+        j = i - 1
+        while j >= 0 and keys[j] < key:
+            keys[j + 1] = keys[j]
+            j -= 1
+        keys[j + 1] = key
+    # The results, in ws (rows W_FRONT_OUT..) when they fit: valid until the next search in ws.
+    n_out = n_front * (n_cards + 1)
+    out = _int32_rows(ws, W_FRONT_OUT, 2, 5 * n_front + 2 + 2 * n_out)
+    used = out[:n_front]
+    longest = out[n_front : 2 * n_front]
+    words = out[2 * n_front : 3 * n_front]
+    term_off = out[3 * n_front : 4 * n_front + 1]
+    unused_off = out[4 * n_front + 1 : 5 * n_front + 2]
+    terms = out[5 * n_front + 2 : 5 * n_front + 2 + n_out]
+    unused = out[5 * n_front + 2 + n_out :]
+    term_off[0] = 0
+    unused_off[0] = 0
     n_terms = 0
     n_unused = 0
     for i in range(n_front):
