@@ -917,6 +917,7 @@ def layout_front_path(
     exactly as in the full search (a dropped option scores below every kept cell it could
     compete with), so the layouts it returns are the full front's, with the same words.
     `slack` < 0: the whole front. ws: scratch space (`new_scratch`; a new one if the hand needs more).
+    The arrays returned are views of ws where they fit: read them before the next search in ws.
     """
     m = labels.shape[0]
     strides = _strides(counts)
@@ -1248,7 +1249,8 @@ def layout_front_hand_in(
     slack,
     ws,
 ):
-    """`layout_front_hand` searching in the scratch space ws (`new_scratch`; a new one if the hand needs more)."""
+    """`layout_front_hand` searching in the scratch space ws (`new_scratch`; a new one if the hand needs more);
+    its results are views of ws, valid until the next search in it."""
     ws, faces, labels, counts = _fields_in_scratch(hand, key_order, ws)
     field_points = ws[W_FIELDS, 96 : 96 + faces.shape[0]]
     for j in range(faces.shape[0]):
