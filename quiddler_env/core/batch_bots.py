@@ -58,8 +58,9 @@ def random_action(i, cards, ints, rng, go, L, R, S):
     discard of each face, always legal, and going out with each. A go-out pick is checked for that face
     alone (`solver_kernel.go_out_face`); if it does not go out, it is struck and the pick is made again
     over the moves left. So every legal move is equally likely, as over the whole mask, but most moves
-    search no discard, and many none at all; the mask (`go_bits`) searches every one. Where the mask's
-    search has run (`go`), its answers are read instead: they are the same, and so is the pick.
+    search no discard, and half of them (a discard picked first) list no words either; the mask
+    (`go_bits`) searches every one. Where the mask's search has run (`go`), its answers are read
+    instead: they are the same, and so is the pick.
     """
     v = ints[i]
     ph = v[K.I_PHASE]
@@ -91,12 +92,7 @@ def random_action(i, cards, ints, rng, go, L, R, S):
         return K.DISCARD_BASE + _nth_face(c, base, K.below(rng, i, 1, d), 0)
     known = go[i]
     ws = S[8]
-    if known == K.GO_UNKNOWN:
-        h = K.hand_of(cards, i, L, v[K.I_CUR])
-        if K.may_go_out(i, h, ints):
-            ws = K.go_search(i, h, R, S)
-        else:
-            known = 0
+    searching = False  # the search is readied at the first go-out pick: half the picks are discards
     struck = np.int64(0)
     n_go = d
     while True:
@@ -104,6 +100,13 @@ def random_action(i, cards, ints, rng, go, L, R, S):
         if k < d:
             return K.DISCARD_BASE + _nth_face(c, base, k, 0)
         f = _nth_face(c, base, k - d, struck)
+        if known == K.GO_UNKNOWN and not searching:
+            h = K.hand_of(cards, i, L, v[K.I_CUR])
+            if K.may_go_out(i, h, ints):
+                ws = K.go_search(i, h, R, S)
+                searching = True
+            else:
+                known = 0
         if known == K.GO_UNKNOWN:
             if go_out_face(f, ws):
                 return K.GO_OUT_BASE + f
