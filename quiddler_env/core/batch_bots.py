@@ -26,16 +26,15 @@ BOT_CODES = {"random": RANDOM, "greedy": GREEDY}
 @njit(cache=True, nogil=True)
 def _auto_lay(i, cards, ints, L, R):
     """The lay move of the automatic rule over the current player's candidates."""
-    v = ints[i]
-    nc = v[K.I_CAND_N]
+    nc = ints[i, K.I_CAND_N]
     scores = np.empty(nc, np.int64)
     longest = np.empty(nc, np.int64)
     words = np.empty(nc, np.int64)
     for k in range(nc):
         base = L[K.L_CAND_FIG] + k * K.FIG
-        scores[k] = v[base + K.F_SCORE]
-        longest[k] = v[base + K.F_LONGEST]
-        words[k] = v[base + K.F_WORDS]
+        scores[k] = ints[i, base + K.F_SCORE]
+        longest[k] = ints[i, base + K.F_LONGEST]
+        words[k] = ints[i, base + K.F_WORDS]
     return K.LAY_BASE + K.auto_pick(scores, longest, words, nc, cards, ints, i, L, R)
 
 
@@ -62,18 +61,17 @@ def random_action(i, cards, ints, rng, go, L, R, S):
     (`go_bits`) searches every one. Where the mask's search has run (`go`), its answers are read
     instead: they are the same, and so is the pick.
     """
-    v = ints[i]
-    ph = v[K.I_PHASE]
+    ph = ints[i, K.I_PHASE]
     if ph == K.LAY:
         return _auto_lay(i, cards, ints, L, R)
     if ph == K.DRAW:
-        if v[K.I_DRAW_LEN] > 0 or v[K.I_DISC_LEN] > 1:
+        if ints[i, K.I_DRAW_LEN] > 0 or ints[i, K.I_DISC_LEN] > 1:
             return K.DRAW_PILE if K.below(rng, i, 1, 2) == 0 else K.TAKE_DISCARD
         return K.TAKE_DISCARD
     if ph != K.DISCARD:
         return -1
     c = cards[i]
-    base = L[K.L_HANDS] + v[K.I_CUR] * K.FACES
+    base = L[K.L_HANDS] + ints[i, K.I_CUR] * K.FACES
     d = 0
     for f in range(K.FACES):
         d += c[base + f] > 0
@@ -101,7 +99,7 @@ def random_action(i, cards, ints, rng, go, L, R, S):
             return K.DISCARD_BASE + _nth_face(c, base, k, 0)
         f = _nth_face(c, base, k - d, struck)
         if known == K.GO_UNKNOWN and not searching:
-            h = K.hand_of(cards, i, L, v[K.I_CUR])
+            h = K.hand_of(cards, i, L, ints[i, K.I_CUR])
             if K.may_go_out(i, h, ints):
                 ws = K.go_search(i, h, R, S)
                 searching = True
@@ -144,11 +142,10 @@ def _discard_scores(h, R, S):
 def _prime_greedy(i, cards, ints, go, L, R, S, table_memo):
     """Before greedy's discard: its discard table (which it needs anyway) also answers the engine's go-out
     question for the hand, so the go-out search is not run a second time."""
-    v = ints[i]
-    if v[K.I_PHASE] != K.DISCARD or go[i] != K.GO_UNKNOWN:
+    if ints[i, K.I_PHASE] != K.DISCARD or go[i] != K.GO_UNKNOWN:
         return
-    h = K.hand_of(cards, i, L, v[K.I_CUR])
-    if v[K.I_WENT_OUT] >= 0 or h.sum() <= 1:
+    h = K.hand_of(cards, i, L, ints[i, K.I_CUR])
+    if ints[i, K.I_WENT_OUT] >= 0 or h.sum() <= 1:
         go[i] = 0
         return
     go[i] = _table(h, table_memo[i], R, S)[K.FACES]
@@ -207,21 +204,20 @@ def greedy_action(i, mask, cards, ints, rng, L, R, S, best_memo, table_memo):
                 first = a
     if count == 1:
         return first
-    v = ints[i]
-    ph = v[K.I_PHASE]
+    ph = ints[i, K.I_PHASE]
     if ph == K.LAY:
         return _auto_lay(i, cards, ints, L, R)
-    p = v[K.I_CUR]
+    p = ints[i, K.I_CUR]
     h = K.hand_of(cards, i, L, p)
     if ph == K.DRAW:
-        if mask[K.TAKE_DISCARD] and mask[K.DRAW_PILE] and v[K.I_DISC_LEN] > 0:
+        if mask[K.TAKE_DISCARD] and mask[K.DRAW_PILE] and ints[i, K.I_DISC_LEN] > 0:
             k0, k1 = _key(h)
             kept = best_memo[i, p]
             if kept[2] == 1 and kept[0] == k0 and kept[1] == k1:
                 now = kept[3]
             else:
                 now = _best_score(h, R, S)
-            h[cards[i, L[K.L_DISC] + v[K.I_DISC_LEN] - 1]] += 1
+            h[cards[i, L[K.L_DISC] + ints[i, K.I_DISC_LEN] - 1]] += 1
             scores = _table(h, table_memo[i], R, S)
             if scores[: K.FACES].max() > now:
                 return K.TAKE_DISCARD
@@ -274,9 +270,8 @@ def play_bots(games, bots, moves, cards, ints, rng, go, L, R, sizes, S, num_acti
     mask = np.zeros(num_actions, np.int8)
     for j in range(games.shape[0]):
         i = games[j]
-        v = ints[i]
-        while v[K.I_PHASE] != K.GAME_OVER:
-            code = bots[i, v[K.I_CUR]]
+        while ints[i, K.I_PHASE] != K.GAME_OVER:
+            code = bots[i, ints[i, K.I_CUR]]
             if code < 0:
                 break
             # Each bot called directly, not through `bot_action`: every array a compiled call is passed

@@ -20,6 +20,8 @@ State of N games, one row per game (`batch.BatchGame` owns the arrays and names 
 The rule options come as the int64 array `R` (indices `R_*`) and the round hand sizes.
 The solver tables `S` are the dictionary's trie and term arrays, as the solver has them, then the
 searches' scratch space (`solver_kernel.new_scratch`: the engine's searches allocate less).
+The kernels index a game's fields as `ints[i, x]` and `cards[i, x]`, not through a row view
+(`ints[i]`): numba counts references to every view it makes, two atomic calls each.
 """
 
 from __future__ import annotations
@@ -225,49 +227,47 @@ def hand_points(h):
 def start_round(i, cards, ints, rng, go, L, R, sizes):
     """Deal round `ints[i, I_ROUND]` of game i: shuffle, deal from the dealer's left, turn the discard top."""
     n = R[R_PLAYERS]
-    c = cards[i]
-    v = ints[i]
-    hs = sizes[v[I_ROUND]]
+    hs = sizes[ints[i, I_ROUND]]
     # The deck is shuffled (or stacked) top first; the pile is stored bottom first (its top is its last card).
-    if v[I_ROUND] < v[I_STACKED]:  # the first I_STACKED rounds deal stacked decks
-        start = L[L_STACK] + v[I_ROUND] * DECK_SIZE
-        order = c[start : start + DECK_SIZE].copy()
+    if ints[i, I_ROUND] < ints[i, I_STACKED]:  # the first I_STACKED rounds deal stacked decks
+        start = L[L_STACK] + ints[i, I_ROUND] * DECK_SIZE
+        order = cards[i, start : start + DECK_SIZE].copy()
     else:
         order = _DECK.copy()
         shuffle(rng, i, order, DECK_SIZE)
     d = L[L_DRAW]
     for k in range(DECK_SIZE):
-        c[d + k] = order[DECK_SIZE - 1 - k]
+        cards[i, d + k] = order[DECK_SIZE - 1 - k]
     for k in range(L[L_HANDS], L[L_DISC_COUNTS] + FACES):  # hands, cards known taken, discard counts
-        c[k] = 0
+        cards[i, k] = 0
     for k in range(L[L_LAID_CARDS], L[L_STACK]):
-        c[k] = 0
+        cards[i, k] = 0
     dl = DECK_SIZE
-    dealer = v[I_DEALER]
+    dealer = ints[i, I_DEALER]
     for _ in range(hs):  # one card at a time, from the dealer's left
         for k in range(1, n + 1):
             p = (dealer + k) % n
             dl -= 1
-            c[L[L_HANDS] + p * FACES + c[d + dl]] += 1
+            cards[i, L[L_HANDS] + p * FACES + cards[i, d + dl]] += 1
     dl -= 1
-    top = c[d + dl]
-    c[L[L_DISC]] = top
-    c[L[L_DISC_COUNTS] + top] = 1
-    v[I_DRAW_LEN] = dl
-    v[I_DISC_LEN] = 1
-    v[I_HAND_SIZE] = hs
-    v[I_CUR] = (dealer + 1) % n
-    v[I_PHASE] = DRAW
-    v[I_WENT_OUT] = -1
-    v[I_TURNS] = 0
-    v[I_RESHUFFLES] = 0
-    v[I_N_LAID] = 0
-    v[I_Q_HEAD] = 0
-    v[I_Q_LEN] = 0
-    v[I_CAND_N] = 0
+    top = cards[i, d + dl]
+    cards[i, L[L_DISC]] = top
+    cards[i, L[L_DISC_COUNTS] + top] = 1
+    ints[i, I_DRAW_LEN] = dl
+    ints[i, I_DISC_LEN] = 1
+    ints[i, I_HAND_SIZE] = hs
+    ints[i, I_CUR] = (dealer + 1) % n
+    ints[i, I_PHASE] = DRAW
+    ints[i, I_WENT_OUT] = -1
+    ints[i, I_TURNS] = 0
+    ints[i, I_RESHUFFLES] = 0
+    ints[i, I_N_LAID] = 0
+    ints[i, I_Q_HEAD] = 0
+    ints[i, I_Q_LEN] = 0
+    ints[i, I_CAND_N] = 0
     go[i] = 0
     for k in range(L[L_LAID_FIG], L[L_CAND_FIG] + R[R_K] * FIG):
-        v[k] = 0
+        ints[i, k] = 0
 
 
 @njit(cache=True, nogil=True)
@@ -280,17 +280,16 @@ def reset_games(games, seeds, stacked, cards, ints, rng, go, L, R, sizes):
         i = games[j]
         rng[i, 0] = seeds[j]
         rng[i, 1] = mix64(seeds[j] ^ _M2)
-        v = ints[i]
-        v[I_STACKED] = stacked[j]
-        v[I_ROUND] = 0
-        v[I_DEALER] = n - 1
-        v[I_ROUNDS_DONE] = 0
-        v[I_LAST_OUT] = -1
+        ints[i, I_STACKED] = stacked[j]
+        ints[i, I_ROUND] = 0
+        ints[i, I_DEALER] = n - 1
+        ints[i, I_ROUNDS_DONE] = 0
+        ints[i, I_LAST_OUT] = -1
         for p in range(n):
-            v[L[L_TOTALS] + p] = 0
-            v[L[L_GAIN] + p] = 0
-            v[L[L_ROUND_SCORE] + p] = 0
-            v[L[L_BONUS] + p] = 0
+            ints[i, L[L_TOTALS] + p] = 0
+            ints[i, L[L_GAIN] + p] = 0
+            ints[i, L[L_ROUND_SCORE] + p] = 0
+            ints[i, L[L_BONUS] + p] = 0
         start_round(i, cards, ints, rng, go, L, R, sizes)
 
 
@@ -359,13 +358,12 @@ def _front(h, full_only, R, S):
 @njit(cache=True, nogil=True)
 def _record(i, rec, urec, used, unused, terms, unused_faces, cards, ints):
     """Write a layout's record (`REC`) at ints offset rec and its unused faces at cards offset urec."""
-    v = ints[i]
-    v[rec + RC_USED] = used
-    v[rec + RC_UNUSED] = unused
-    v[rec + RC_BONUS_BITS] = 0
-    v[rec + RC_N_TERMS] = terms.shape[0]
+    ints[i, rec + RC_USED] = used
+    ints[i, rec + RC_UNUSED] = unused
+    ints[i, rec + RC_BONUS_BITS] = 0
+    ints[i, rec + RC_N_TERMS] = terms.shape[0]
     for t in range(terms.shape[0]):
-        v[rec + RC_TERMS + t] = terms[t]
+        ints[i, rec + RC_TERMS + t] = terms[t]
     cards[i, urec] = unused_faces.shape[0]
     for u in range(unused_faces.shape[0]):
         cards[i, urec + 1 + u] = unused_faces[u]
@@ -373,9 +371,8 @@ def _record(i, rec, urec, used, unused, terms, unused_faces, cards, ints):
 
 @njit(cache=True, nogil=True)
 def _copy_record(i, rec_from, urec_from, rec_to, urec_to, cards, ints):
-    v = ints[i]
     for t in range(REC):
-        v[rec_to + t] = v[rec_from + t]
+        ints[i, rec_to + t] = ints[i, rec_from + t]
     for u in range(UREC):
         cards[i, urec_to + u] = cards[i, urec_from + u]
 
@@ -383,32 +380,30 @@ def _copy_record(i, rec_from, urec_from, rec_to, urec_to, cards, ints):
 @njit(cache=True, nogil=True)
 def _lay(i, q, score, longest, words, used, unused, h, unused_faces, terms, cards, ints, L):
     """Player q of game i lays: its figures and cards in words become public; it joins the laying order."""
-    v = ints[i]
     _record(i, L[L_LAID_REC] + q * REC, L[L_LAID_UNUSED] + q * UREC, used, unused, terms, unused_faces, cards, ints)
-    v[L[L_LAID_REC] + q * REC + RC_POSITION] = v[I_N_LAID]
+    ints[i, L[L_LAID_REC] + q * REC + RC_POSITION] = ints[i, I_N_LAID]
     base = L[L_LAID_FIG] + q * FIG
-    v[base + F_SCORE] = score
-    v[base + F_LONGEST] = longest
-    v[base + F_WORDS] = words
-    v[base + F_USED] = used
-    v[base + F_UNUSED] = unused
+    ints[i, base + F_SCORE] = score
+    ints[i, base + F_LONGEST] = longest
+    ints[i, base + F_WORDS] = words
+    ints[i, base + F_USED] = used
+    ints[i, base + F_UNUSED] = unused
     lc = L[L_LAID_CARDS] + q * FACES
     for f in range(FACES):
         cards[i, lc + f] = h[f]
     for f in unused_faces:
         cards[i, lc + f] -= 1
-    cards[i, L[L_LAY_ORDER] + v[I_N_LAID]] = q
-    v[I_N_LAID] += 1
-    v[I_Q_HEAD] += 1
+    cards[i, L[L_LAY_ORDER] + ints[i, I_N_LAID]] = q
+    ints[i, I_N_LAID] += 1
+    ints[i, I_Q_HEAD] += 1
 
 
 @njit(cache=True, nogil=True)
 def _end_round(i, cards, ints, rng, go, L, R, sizes):
     n = R[R_PLAYERS]
-    v = ints[i]
     bv = R[R_BONUS_VALUE]
     for p in range(n):
-        v[L[L_BONUS] + p] = 0
+        ints[i, L[L_BONUS] + p] = 0
     if bv != 0:
         for b in (BONUS_MOST_WORDS, BONUS_LONGEST):
             if not (R[R_BONUSES] & b):
@@ -418,7 +413,7 @@ def _end_round(i, cards, ints, rng, go, L, R, sizes):
             winner = -1
             ties = 0
             for p in range(n):
-                x = v[L[L_LAID_FIG] + p * FIG + col]
+                x = ints[i, L[L_LAID_FIG] + p * FIG + col]
                 if x > best:
                     best = x
                     winner = p
@@ -426,28 +421,28 @@ def _end_round(i, cards, ints, rng, go, L, R, sizes):
                 elif x == best:
                     ties += 1
             if ties == 1 and best > 0:
-                v[L[L_BONUS] + winner] += bv
-                v[L[L_LAID_REC] + winner * REC + RC_BONUS_BITS] |= b
+                ints[i, L[L_BONUS] + winner] += bv
+                ints[i, L[L_LAID_REC] + winner * REC + RC_BONUS_BITS] |= b
     for p in range(n):
         fig = L[L_LAID_FIG] + p * FIG
-        score = v[fig + F_USED] - v[fig + F_UNUSED] + v[L[L_BONUS] + p]
+        score = ints[i, fig + F_USED] - ints[i, fig + F_UNUSED] + ints[i, L[L_BONUS] + p]
         if R[R_FLOOR] == FLOOR_ROUND and score < 0:
             score = 0
-        before = v[L[L_TOTALS] + p]
+        before = ints[i, L[L_TOTALS] + p]
         total = before + score
         if R[R_FLOOR] == FLOOR_TOTAL and total < 0:
             total = 0
-        v[L[L_ROUND_SCORE] + p] = score
-        v[L[L_TOTALS] + p] = total
-        v[L[L_GAIN] + p] += total - before
-    v[I_ROUNDS_DONE] += 1
-    v[I_LAST_OUT] = v[I_WENT_OUT]
-    if v[I_ROUND] + 1 < R[R_ROUNDS]:
-        v[I_ROUND] += 1
-        v[I_DEALER] = (v[I_DEALER] + 1) % n
+        ints[i, L[L_ROUND_SCORE] + p] = score
+        ints[i, L[L_TOTALS] + p] = total
+        ints[i, L[L_GAIN] + p] += total - before
+    ints[i, I_ROUNDS_DONE] += 1
+    ints[i, I_LAST_OUT] = ints[i, I_WENT_OUT]
+    if ints[i, I_ROUND] + 1 < R[R_ROUNDS]:
+        ints[i, I_ROUND] += 1
+        ints[i, I_DEALER] = (ints[i, I_DEALER] + 1) % n
         start_round(i, cards, ints, rng, go, L, R, sizes)
     else:
-        v[I_PHASE] = GAME_OVER
+        ints[i, I_PHASE] = GAME_OVER
         go[i] = 0
 
 
@@ -456,10 +451,9 @@ def _lay_next(i, p, cards, ints, rng, go, L, R, sizes, S):
     """Lay for the players queued to lay now (auto), or hand the first its lay decision (choose);
     then the next turn, or the round's end (as `QuiddlerGame._lay_next`)."""
     n = R[R_PLAYERS]
-    v = ints[i]
-    while v[I_Q_HEAD] < v[I_Q_LEN]:
-        q = cards[i, L[L_QUEUE] + v[I_Q_HEAD]]
-        full_only = q == v[I_WENT_OUT]
+    while ints[i, I_Q_HEAD] < ints[i, I_Q_LEN]:
+        q = cards[i, L[L_QUEUE] + ints[i, I_Q_HEAD]]
+        full_only = q == ints[i, I_WENT_OUT]
         h = hand_of(cards, i, L, q)
         total = hand_points(h)
         used, longest, words, term_off, terms, unused_off, unused = _front(h, full_only, R, S)
@@ -467,16 +461,16 @@ def _lay_next(i, p, cards, ints, rng, go, L, R, sizes, S):
         if R[R_CHOOSE]:
             k_max = R[R_K]
             nc = n_front if n_front < k_max else k_max
-            v[I_CUR] = q
-            v[I_PHASE] = LAY
-            v[I_CAND_N] = nc
+            ints[i, I_CUR] = q
+            ints[i, I_PHASE] = LAY
+            ints[i, I_CAND_N] = nc
             for k in range(nc):
                 base = L[L_CAND_FIG] + k * FIG
-                v[base + F_SCORE] = 2 * used[k] - total
-                v[base + F_LONGEST] = longest[k]
-                v[base + F_WORDS] = words[k]
-                v[base + F_USED] = used[k]
-                v[base + F_UNUSED] = total - used[k]
+                ints[i, base + F_SCORE] = 2 * used[k] - total
+                ints[i, base + F_LONGEST] = longest[k]
+                ints[i, base + F_WORDS] = words[k]
+                ints[i, base + F_USED] = used[k]
+                ints[i, base + F_UNUSED] = total - used[k]
                 cc = L[L_CAND_CARDS] + k * FACES
                 for f in range(FACES):
                     cards[i, cc + f] = h[f]
@@ -511,11 +505,11 @@ def _lay_next(i, p, cards, ints, rng, go, L, R, sizes, S):
             ints,
             L,
         )
-    if v[I_N_LAID] == n:
+    if ints[i, I_N_LAID] == n:
         _end_round(i, cards, ints, rng, go, L, R, sizes)
         return
-    v[I_CUR] = (p + 1) % n
-    v[I_PHASE] = DRAW
+    ints[i, I_CUR] = (p + 1) % n
+    ints[i, I_PHASE] = DRAW
 
 
 # -- moving -----------------------------------------------------------------------------------
@@ -524,19 +518,18 @@ def _lay_next(i, p, cards, ints, rng, go, L, R, sizes, S):
 @njit(cache=True, nogil=True)
 def is_legal(i, a, cards, ints, go, L, R, S):
     """Is action a legal for the current player of game i (as `QuiddlerGame.is_legal`)."""
-    v = ints[i]
-    ph = v[I_PHASE]
+    ph = ints[i, I_PHASE]
     if ph == LAY:
-        return LAY_BASE <= a < LAY_BASE + v[I_CAND_N]
+        return LAY_BASE <= a < LAY_BASE + ints[i, I_CAND_N]
     if ph == DRAW:
-        return a == TAKE_DISCARD or (a == DRAW_PILE and (v[I_DRAW_LEN] > 0 or v[I_DISC_LEN] > 1))
+        return a == TAKE_DISCARD or (a == DRAW_PILE and (ints[i, I_DRAW_LEN] > 0 or ints[i, I_DISC_LEN] > 1))
     if ph != DISCARD or a < DISCARD_BASE or a >= LAY_BASE:
         return False
     if a >= GO_OUT_BASE:
         return (go_bits(i, cards, ints, go, L, R, S) >> (a - GO_OUT_BASE)) & 1 == 1
     if R[R_FORCED] and go_bits(i, cards, ints, go, L, R, S) != 0:
         return False
-    return cards[i, L[L_HANDS] + v[I_CUR] * FACES + a - DISCARD_BASE] > 0
+    return cards[i, L[L_HANDS] + ints[i, I_CUR] * FACES + a - DISCARD_BASE] > 0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -573,87 +566,85 @@ def go_bits(i, cards, ints, go, L, R, S):
 def step_one(i, a, cards, ints, rng, go, L, R, sizes, S):
     """Play legal action a for the current player of game i (as `QuiddlerGame.step`)."""
     n = R[R_PLAYERS]
-    c = cards[i]
-    v = ints[i]
-    p = v[I_CUR]
+    p = ints[i, I_CUR]
     hand = L[L_HANDS] + p * FACES
     known = L[L_KNOWN] + p * FACES
-    if v[I_PHASE] == LAY:
+    if ints[i, I_PHASE] == LAY:
         k = a - LAY_BASE
         base = L[L_CAND_FIG] + k * FIG
         cc = L[L_CAND_CARDS] + k * FACES
         lc = L[L_LAID_CARDS] + p * FACES
         fig = L[L_LAID_FIG] + p * FIG
         for t in range(FIG):
-            v[fig + t] = v[base + t]
+            ints[i, fig + t] = ints[i, base + t]
         for f in range(FACES):
-            c[lc + f] = c[cc + f]
+            cards[i, lc + f] = cards[i, cc + f]
         rec = L[L_LAID_REC] + p * REC
         _copy_record(
             i, L[L_CAND_REC] + k * REC, L[L_CAND_UNUSED] + k * UREC, rec, L[L_LAID_UNUSED] + p * UREC, cards, ints
         )
-        v[rec + RC_POSITION] = v[I_N_LAID]
-        c[L[L_LAY_ORDER] + v[I_N_LAID]] = p
-        v[I_N_LAID] += 1
-        v[I_Q_HEAD] += 1
-        v[I_CAND_N] = 0
+        ints[i, rec + RC_POSITION] = ints[i, I_N_LAID]
+        cards[i, L[L_LAY_ORDER] + ints[i, I_N_LAID]] = p
+        ints[i, I_N_LAID] += 1
+        ints[i, I_Q_HEAD] += 1
+        ints[i, I_CAND_N] = 0
         _lay_next(i, p, cards, ints, rng, go, L, R, sizes, S)
         return
-    if v[I_PHASE] == DRAW:
+    if ints[i, I_PHASE] == DRAW:
         if a == DRAW_PILE:
-            if v[I_DRAW_LEN] == 0:  # reshuffle the discard pile below its top
+            if ints[i, I_DRAW_LEN] == 0:  # reshuffle the discard pile below its top
                 d0 = L[L_DISC]
-                m = v[I_DISC_LEN] - 1
-                top = c[d0 + m]
+                m = ints[i, I_DISC_LEN] - 1
+                top = cards[i, d0 + m]
                 pile = np.empty(m, np.int8)
                 for k in range(m):
-                    pile[k] = c[d0 + k]
+                    pile[k] = cards[i, d0 + k]
                 shuffle(rng, i, pile, m)
                 for k in range(m):
-                    c[L[L_DRAW] + k] = pile[k]
-                v[I_DRAW_LEN] = m
-                c[d0] = top
-                v[I_DISC_LEN] = 1
+                    cards[i, L[L_DRAW] + k] = pile[k]
+                ints[i, I_DRAW_LEN] = m
+                cards[i, d0] = top
+                ints[i, I_DISC_LEN] = 1
                 for f in range(FACES):
-                    c[L[L_DISC_COUNTS] + f] = 0
-                c[L[L_DISC_COUNTS] + top] = 1
-                v[I_RESHUFFLES] += 1
-            v[I_DRAW_LEN] -= 1
-            card = c[L[L_DRAW] + v[I_DRAW_LEN]]
+                    cards[i, L[L_DISC_COUNTS] + f] = 0
+                cards[i, L[L_DISC_COUNTS] + top] = 1
+                ints[i, I_RESHUFFLES] += 1
+            ints[i, I_DRAW_LEN] -= 1
+            card = cards[i, L[L_DRAW] + ints[i, I_DRAW_LEN]]
         else:
-            v[I_DISC_LEN] -= 1
-            card = c[L[L_DISC] + v[I_DISC_LEN]]
-            c[L[L_DISC_COUNTS] + card] -= 1
-            c[known + card] += 1
-        c[hand + card] += 1
-        v[I_PHASE] = DISCARD
+            ints[i, I_DISC_LEN] -= 1
+            card = cards[i, L[L_DISC] + ints[i, I_DISC_LEN]]
+            cards[i, L[L_DISC_COUNTS] + card] -= 1
+            cards[i, known + card] += 1
+        cards[i, hand + card] += 1
+        ints[i, I_PHASE] = DISCARD
         go[i] = GO_UNKNOWN  # asked for when a mask or a bot needs it (greedy reads it off its discard table)
         return
     face = a - GO_OUT_BASE if a >= GO_OUT_BASE else a - DISCARD_BASE
-    c[hand + face] -= 1
-    c[L[L_DISC] + v[I_DISC_LEN]] = face
-    v[I_DISC_LEN] += 1
-    c[L[L_DISC_COUNTS] + face] += 1
-    if c[known + face] > 0:
-        c[known + face] -= 1  # observers cannot tell which copy went
-    v[I_TURNS] += 1
+    cards[i, hand + face] -= 1
+    cards[i, L[L_DISC] + ints[i, I_DISC_LEN]] = face
+    ints[i, I_DISC_LEN] += 1
+    cards[i, L[L_DISC_COUNTS] + face] += 1
+    if cards[i, known + face] > 0:
+        cards[i, known + face] -= 1  # observers cannot tell which copy went
+    ints[i, I_TURNS] += 1
     go[i] = 0
     cap = R[R_CAP]
     if a >= GO_OUT_BASE:
-        v[I_WENT_OUT] = p
-        c[L[L_QUEUE]] = p
-        v[I_Q_HEAD] = 0
-        v[I_Q_LEN] = 1
-    elif v[I_WENT_OUT] >= 0:
-        c[L[L_QUEUE]] = p
-        v[I_Q_HEAD] = 0
-        v[I_Q_LEN] = 1
-    elif cap > 0 and v[I_TURNS] >= cap * n:
-        first = (v[I_DEALER] + 1) % n  # nobody went out: everyone lays, from the round's first player
+        ints[i, I_WENT_OUT] = p
+        cards[i, L[L_QUEUE]] = p
+        ints[i, I_Q_HEAD] = 0
+        ints[i, I_Q_LEN] = 1
+    elif ints[i, I_WENT_OUT] >= 0:
+        cards[i, L[L_QUEUE]] = p
+        ints[i, I_Q_HEAD] = 0
+        ints[i, I_Q_LEN] = 1
+    elif cap > 0 and ints[i, I_TURNS] >= cap * n:
+        first = (ints[i, I_DEALER] + 1) % n  # nobody went out: everyone lays, from the round's first player
         for k in range(n):
-            c[L[L_QUEUE] + k] = (first + k) % n
-        v[I_Q_HEAD] = 0
-        v[I_Q_LEN] = n
+            cards[i, L[L_QUEUE] + k] = (first + k) % n
+        ints[i, I_Q_HEAD] = 0
+        ints[i, I_Q_LEN] = n
     _lay_next(i, p, cards, ints, rng, go, L, R, sizes, S)
 
 
@@ -676,15 +667,14 @@ def step_games(games, actions, cards, ints, rng, go, L, R, sizes, S):
 @njit(cache=True, nogil=True, inline="always")  # inlined: a call costs a reference count per array
 def mask_row(i, out, cards, ints, go, L, R, S):
     """The legal-action mask of game i's current player into out (int8 or bool, zeros when over)."""
-    v = ints[i]
     out[:] = 0
-    ph = v[I_PHASE]
+    ph = ints[i, I_PHASE]
     if ph == LAY:
-        for k in range(v[I_CAND_N]):
+        for k in range(ints[i, I_CAND_N]):
             out[LAY_BASE + k] = 1
     elif ph == DRAW:
         out[TAKE_DISCARD] = 1
-        if v[I_DRAW_LEN] > 0 or v[I_DISC_LEN] > 1:
+        if ints[i, I_DRAW_LEN] > 0 or ints[i, I_DISC_LEN] > 1:
             out[DRAW_PILE] = 1
     elif ph == DISCARD:
         bits = go_bits(i, cards, ints, go, L, R, S)
@@ -692,7 +682,7 @@ def mask_row(i, out, cards, ints, go, L, R, S):
             if (bits >> f) & 1:
                 out[GO_OUT_BASE + f] = 1
         if not (bits != 0 and R[R_FORCED]):
-            base = L[L_HANDS] + v[I_CUR] * FACES
+            base = L[L_HANDS] + ints[i, I_CUR] * FACES
             for f in range(FACES):
                 if cards[i, base + f] > 0:
                     out[DISCARD_BASE + f] = 1
@@ -718,8 +708,6 @@ def observe_row(i, p, out, cards, ints, L, R, SL):
 
     SL holds the slice starts of `observation_layout(n)` in its table order."""
     n = R[R_PLAYERS]
-    c = cards[i]
-    v = ints[i]
     out[:] = 0.0
     (
         o_hand,
@@ -764,59 +752,59 @@ def observe_row(i, p, out, cards, ints, L, R, SL):
     )
     hand = L[L_HANDS] + p * FACES
     for f in range(FACES):
-        out[o_hand + f] = c[hand + f]
-    if v[I_DISC_LEN] > 0:
-        out[o_top + c[L[L_DISC] + v[I_DISC_LEN] - 1]] = 1.0
-    out[o_hs] = v[I_HAND_SIZE] / MAX_HAND_SIZE
-    ph = v[I_PHASE]
+        out[o_hand + f] = cards[i, hand + f]
+    if ints[i, I_DISC_LEN] > 0:
+        out[o_top + cards[i, L[L_DISC] + ints[i, I_DISC_LEN] - 1]] = 1.0
+    out[o_hs] = ints[i, I_HAND_SIZE] / MAX_HAND_SIZE
+    ph = ints[i, I_PHASE]
     if ph in (DRAW, DISCARD):
         out[o_phase + ph] = 1.0
-    elif ph == LAY and v[I_CUR] == p:
+    elif ph == LAY and ints[i, I_CUR] == p:
         out[o_laying] = 1.0
-        for k in range(v[I_CAND_N]):
+        for k in range(ints[i, I_CAND_N]):
             base = L[L_CAND_FIG] + k * FIG
-            out[o_cand + 3 * k] = v[base + F_SCORE] / TOTAL_SCALE
-            out[o_cand + 3 * k + 1] = v[base + F_LONGEST] / LETTERS_SCALE
-            out[o_cand + 3 * k + 2] = v[base + F_WORDS] / WORDS_SCALE
-    wo = v[I_WENT_OUT]
+            out[o_cand + 3 * k] = ints[i, base + F_SCORE] / TOTAL_SCALE
+            out[o_cand + 3 * k + 1] = ints[i, base + F_LONGEST] / LETTERS_SCALE
+            out[o_cand + 3 * k + 2] = ints[i, base + F_WORDS] / WORDS_SCALE
+    wo = ints[i, I_WENT_OUT]
     if wo >= 0:
         out[o_final] = 1.0
         out[o_went + (wo - p) % n] = 1.0
     for f in range(FACES):
-        out[o_disc + f] = c[L[L_DISC_COUNTS] + f]
+        out[o_disc + f] = cards[i, L[L_DISC_COUNTS] + f]
     known = np.zeros(FACES, np.int64)
-    for j in range(v[I_N_LAID]):
-        seat = c[L[L_LAY_ORDER] + j]
+    for j in range(ints[i, I_N_LAID]):
+        seat = cards[i, L[L_LAY_ORDER] + j]
         k = (seat - p) % n
         out[o_laid + k] = 1.0
         lc = L[L_LAID_CARDS] + seat * FACES
         for f in range(FACES):
-            out[o_laid_cards + k * FACES + f] = c[lc + f]
+            out[o_laid_cards + k * FACES + f] = cards[i, lc + f]
         fig = L[L_LAID_FIG] + seat * FIG
-        out[o_laid_fig + 3 * k] = v[fig + F_SCORE] / TOTAL_SCALE
-        out[o_laid_fig + 3 * k + 1] = v[fig + F_LONGEST] / LETTERS_SCALE
-        out[o_laid_fig + 3 * k + 2] = v[fig + F_WORDS] / WORDS_SCALE
+        out[o_laid_fig + 3 * k] = ints[i, fig + F_SCORE] / TOTAL_SCALE
+        out[o_laid_fig + 3 * k + 1] = ints[i, fig + F_LONGEST] / LETTERS_SCALE
+        out[o_laid_fig + 3 * k + 2] = ints[i, fig + F_WORDS] / WORDS_SCALE
     for k in range(1, n):
         seat = (p + k) % n
         row = L[L_KNOWN] + seat * FACES
         laid = out[o_laid + k] > 0.5
         lc = L[L_LAID_CARDS] + seat * FACES
         for f in range(FACES):
-            t = c[row + f]
+            t = cards[i, row + f]
             out[o_taken + (k - 1) * FACES + f] = t
-            if laid and c[lc + f] > t:  # cards it surely holds: taken, or laid (they may overlap)
-                t = c[lc + f]
+            if laid and cards[i, lc + f] > t:  # cards it surely holds: taken, or laid (they may overlap)
+                t = cards[i, lc + f]
             known[f] += t
     for f in range(FACES):
-        u = _DECK_COUNTS[f] - c[hand + f] - c[L[L_DISC_COUNTS] + f] - known[f]
+        u = _DECK_COUNTS[f] - cards[i, hand + f] - cards[i, L[L_DISC_COUNTS] + f] - known[f]
         out[o_unseen + f] = u if u > 0 else 0
-    out[o_draw] = v[I_DRAW_LEN] / float(DECK_SIZE)
+    out[o_draw] = ints[i, I_DRAW_LEN] / float(DECK_SIZE)
     for k in range(n):
-        out[o_tot + k] = v[L[L_TOTALS] + (p + k) % n] / TOTAL_SCALE
-    out[o_round] = (v[I_ROUND] + 1) / R[R_ROUNDS]
-    out[o_seat + (p - v[I_DEALER]) % n] = 1.0
+        out[o_tot + k] = ints[i, L[L_TOTALS] + (p + k) % n] / TOTAL_SCALE
+    out[o_round] = (ints[i, I_ROUND] + 1) / R[R_ROUNDS]
+    out[o_seat + (p - ints[i, I_DEALER]) % n] = 1.0
     cap = R[R_CAP]
-    out[o_turns] = v[I_TURNS] / (cap * n) if cap > 0 else 0.0
+    out[o_turns] = ints[i, I_TURNS] / (cap * n) if cap > 0 else 0.0
 
 
 @njit(cache=True, nogil=True)
