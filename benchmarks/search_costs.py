@@ -54,23 +54,17 @@ def _words_all(hands, key_order, min_cards, e0, e1, e2, e3, term_cards, ws):
     found = 0
     for k in range(hands.shape[0]):
         ws2, _, labels, counts = SK._fields_in_scratch(hands[k], key_order, ws)
-        m = labels.shape[0]
-        strides = np.empty(m + 1, np.int64)
-        strides[0] = 1
-        for j in range(m):
-            strides[j + 1] = strides[j] * (counts[j] + 1)
+        strides = SK._strides(counts)
         found += SK.hand_words(labels, counts, strides, min_cards, e0, e1, e2, e3, term_cards, ws2)[0].shape[0]
     return found
 
 
 @njit(cache=False)
-def _fronts_all(hands, full_only, slack, key_order, min_cards, e0, e1, e2, e3, tp, tl, tc, points, ws):
+def _fronts_all(hands, full_only, R, S):
+    """The engine's own front call (`batch_kernels._front`: its rule options, its slack) for each hand."""
     layouts = 0
     for k in range(hands.shape[0]):
-        used = SK.layout_front_hand_in(
-            hands[k], key_order, min_cards, full_only, e0, e1, e2, e3, tp, tl, tc, points, slack, ws
-        )[0]
-        layouts += used.shape[0]
+        layouts += K._front(hands[k], full_only, R, S)[0].shape[0]
     return layouts
 
 
@@ -138,9 +132,7 @@ def main(argv: list[str] | None = None) -> int:
 
     S, R = g.S, g.R
     min_cards = int(R[K.R_MIN_CARDS])
-    slack = sum(abs(int(R[K.R_BONUS_VALUE])) for b in (K.BONUS_MOST_WORDS, K.BONUS_LONGEST) if R[K.R_BONUSES] & b)
     walk = (S[0], min_cards, S[1], S[2], S[3], S[4], S[7], S[8])
-    front = (S[0], min_cards, S[1], S[2], S[3], S[4], S[5], S[6], S[7], K._POINTS, S[8])
     print(
         f"{args.games} games x {args.steps} steps of random play (random opponents, a random legal learner); "
         f"microseconds per hand, one core"
@@ -158,12 +150,14 @@ def main(argv: list[str] | None = None) -> int:
         for hand, b in zip(mask_h, bits, strict=True):
             if b:
                 face = (int(b) & -int(b)).bit_length() - 1  # the lowest face whose discard goes out
-                goers.append(hand - np.eye(K.FACES, dtype=np.int64)[face])
+                goer = hand.copy()
+                goer[face] -= 1
+                goers.append(goer)
         goer_h = np.array(goers, dtype=np.int64).reshape(-1, K.FACES)
         go_us = _best_us(lambda h: _go_out_all(h, *walk), mask_h)
         words_us = _best_us(lambda h: _words_all(h, *walk), mask_h)
-        front_us = _best_us(lambda h: _fronts_all(h, False, slack, *front), held)
-        goer_us = _best_us(lambda h: _fronts_all(h, True, slack, *front), goer_h)
+        front_us = _best_us(lambda h: _fronts_all(h, False, R, S), held)
+        goer_us = _best_us(lambda h: _fronts_all(h, True, R, S), goer_h)
         per_round = searches[r] / max(rounds_ended[r], 1)
         us_round = per_round * go_us + front_us + goer_us
         per_game += us_round
