@@ -1,6 +1,6 @@
 """The engine alone, this checkout's against an earlier commit's, interleaved in one process.
 
-    python benchmarks/engine_ab.py [--base HEAD] [--rounds 10] [--deals 2] [--games 1024]
+    python benchmarks/engine_ab.py [--base HEAD] [--rounds 10] [--deals 2] [--games 1024] [--go-out HANDS]
 
 The development machine is shared: its speed moves by 10-30% within minutes, more than many
 changes gain, so two runs one after the other compare the machine as much as the code. This
@@ -9,8 +9,10 @@ archive` into a temporary folder under another name; the engine's modules import
 relatively) and times them alternately: every round plays the same deals of `--games` games, every
 seat a compiled random bot (`BatchGame.play_bots`, as `bench_vector.py`'s "engine alone" row), on one
 core. Prints each side's microseconds per learner step (a learner step: moves / players), the best
-and the median of the rounds, and the median of the per-round ratios. Needs git and a checkout;
-asserts nothing.
+and the median of the rounds, and the median of the per-round ratios. `--go-out HANDS` also times the
+learner's mask search alone (`solver_kernel.go_out_face_bits_in`: which discards of a hand after a draw
+go out) on HANDS random dealt hands of each size, 4 to 11 cards, the two trees alternately, the best of
+5 passes each, and checks that both answer the same. Needs git and a checkout; asserts nothing.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from numba import njit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -50,12 +53,58 @@ def us_per_learner_step(games, bots: np.ndarray, deals: int) -> float:
     return (time.perf_counter() - start) / (moves.sum() / games.num_players) * 1e6
 
 
+def go_out_loop(solver_kernel):
+    """A compiled loop of one tree's mask search over hands (rows of 31 face counts)."""
+    search = solver_kernel.go_out_face_bits_in
+
+    @njit(cache=False)
+    def loop(hands, key_order, min_cards, e0, e1, e2, e3, term_cards, ws):
+        bits = np.empty(hands.shape[0], np.int64)
+        for k in range(hands.shape[0]):
+            bits[k] = search(hands[k], key_order, min_cards, e0, e1, e2, e3, term_cards, False, ws)
+        return bits
+
+    return loop
+
+
+def compare_go_out(packages: list[str], n_hands: int) -> None:
+    """The mask's go-out search of each tree over the same random dealt hands, alternately, by hand size."""
+    from quiddler_env.core.cards import COUNTS
+
+    deck = np.repeat(np.arange(len(COUNTS)), COUNTS)
+    rng = np.random.default_rng(12)
+    sides = []
+    for package in packages:
+        kernels = importlib.import_module(f"{package}.core.batch_kernels")
+        games = importlib.import_module(f"{package}.core.batch").BatchGame(num_games=1)
+        S = games.S
+        tables = (S[0], int(games.R[kernels.R_MIN_CARDS]), S[1], S[2], S[3], S[4], S[7], S[8])
+        sides.append((go_out_loop(importlib.import_module(f"{package}.core.solver_kernel")), tables))
+    print(f"the mask's go-out search, {n_hands} random dealt hands a size, best of 5 passes, one core")
+    print(f"{'cards':>5} {'base us':>8} {'checkout us':>11} {'base / checkout':>15}")
+    for cards in range(4, 12):
+        hands = np.zeros((n_hands, len(COUNTS)), np.int64)
+        for h in hands:
+            np.add.at(h, rng.choice(deck, size=cards, replace=False), 1)
+        answers = [loop(hands, *tables) for loop, tables in sides]  # compiles and warms up
+        if not np.array_equal(answers[0], answers[1]):
+            raise SystemExit(f"engine_ab: the trees' go-out searches differ on hands of {cards} cards")
+        best = [float("inf")] * len(sides)
+        for _ in range(5):
+            for j, (loop, tables) in enumerate(sides):
+                start = time.perf_counter()
+                loop(hands, *tables)
+                best[j] = min(best[j], (time.perf_counter() - start) / n_hands * 1e6)
+        print(f"{cards:>5} {best[0]:>8.2f} {best[1]:>11.2f} {best[0] / best[1]:>15.2f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--base", default="HEAD", help="the commit to compare against (default: HEAD)")
     p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--deals", type=int, default=2)
     p.add_argument("--games", type=int, default=1024)
+    p.add_argument("--go-out", type=int, default=0, metavar="HANDS", help="also time the mask's go-out search")
     args = p.parse_args(argv)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core, as bench_vector
@@ -74,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.rounds):
             for games, bots, times in sides.values():
                 times.append(us_per_learner_step(games, bots, args.deals))
+        if args.go_out > 0:
+            compare_go_out([BASE_NAME, "quiddler_env"], args.go_out)
 
     print(f"engine alone, {args.games} games x {args.deals} deals, random bots, {args.rounds} rounds alternating")
     print(f"{'tree':<24} {'best':>8} {'median':>8}  (microseconds a learner step)")

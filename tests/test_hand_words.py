@@ -1,8 +1,9 @@
 """The solver's word listing (`solver_kernel.hand_words`, on the label-mask trie) against a plain walk.
 
-Every layout search starts from this list, and its order decides ties, so the compiled walk must list
-exactly the words of the plain walk below (the dictionary's own trie, edges merged with the hand's
-fields), in the same order.
+Every layout search starts from this list, grouped by each word's lowest field, and its order decides
+ties, so the compiled walk must list exactly the words of the plain walk below (the dictionary's own
+trie, edges merged with the hand's fields), in the same order within each lowest field, and the fields
+in order (the compiled walk goes field by field; the plain one from the root, so it is grouped here).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ KEYS = np.asarray(KEY_ORDER, dtype=np.int64)
 
 def plain_hand_words(labels, counts, strides, min_cards):
     """Depth-first over (next field, node): at each node the later fields in label order, each as often as
-    the hand holds it; a state is resumed (pushed) after every card taken, the last pushed first."""
+    the hand holds it; a state is resumed (pushed) after every card taken, the last pushed first. The
+    words as (term, state index, packed form, lowest field), grouped by lowest field."""
     d = DICTIONARY
     out = []
     stack = [(0, 0, 0, 0, -1)]
@@ -46,7 +48,7 @@ def plain_hand_words(labels, counts, strides, min_cards):
                 if t >= 0 and d.term_cards[t] >= min_cards:
                     out.append((t, idx, packed, low))
                 stack.append((j + 1, node, packed, idx, low))
-    return out
+    return sorted(out, key=lambda word: word[3])  # grouped by lowest field (a stable sort: order kept)
 
 
 def compiled_hand_words(hand, min_cards):

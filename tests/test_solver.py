@@ -125,12 +125,15 @@ def test_one_discard_go_out_search_answers_as_the_whole(min_cards):
         faces = rng.permutation(len(FACES))
         asked = np.concatenate([faces, rng.choice(faces, 5)])  # each face, then some again
         for f in asked:
-            assert go_out_face(int(f), search) == bool(whole >> f & 1), (hand, FACES[f])
+            assert go_out_face(int(f), solver._trie[1], search) == bool(whole >> f & 1), (hand, FACES[f])
         if len(hand) <= 7:
             for f in np.flatnonzero(counts):
                 rest = counts.copy()
                 rest[f] -= 1
-                assert go_out_face(int(f), search) == brute_best(faces_of(rest), min_cards)[3], (hand, FACES[f])
+                assert go_out_face(int(f), solver._trie[1], search) == brute_best(faces_of(rest), min_cards)[3], (
+                    hand,
+                    FACES[f],
+                )
         went_out += whole != 0
     assert went_out > 50  # the hands include many that go out
 

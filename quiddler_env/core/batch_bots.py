@@ -106,7 +106,7 @@ def random_action(i, cards, ints, rng, go, L, R, S):
             else:
                 known = 0
         if known == K.GO_UNKNOWN:
-            if go_out_face(f, ws):
+            if go_out_face(f, S[2], ws):
                 return K.GO_OUT_BASE + f
         elif (known >> f) & 1:
             return K.GO_OUT_BASE + f

@@ -8,8 +8,9 @@ a sub-multiset of the hand, indexed in mixed radix. The kernels
    order, to list every word multiset the hand contains (`hand_words`);
 2. search layouts over states: the lowest remaining card is either left unused
    or starts a word whose lowest card it is, so each layout is built once.
-   `_cover` asks "can every card be laid" depth-first with a memo and stops at
-   the first complete layout (the go-out mask); `_best_table` finds the best
+   `_covers` asks "can every card be laid" depth-first with a memo and stops at
+   the first complete layout (the go-out mask; it walks the trie itself, only
+   for the words of the lowest cards its states reach, `_walk_low`); `_best_table` finds the best
    layout (points used, then words, then longest word) of every state the search
    reaches, in two sweeps over state indices; `layout_front_path` keeps, per state, the unbeaten
    cells of a table over (longest word, number of words) of the most points used,
@@ -58,14 +59,15 @@ _START_MASK = (1 << PACK_START_BITS) - 1
     W_IDX,
     W_PACKED,
     W_LOW,
-    W_WALK,  # hand_words: its walk's stack, 5 rows
+    W_WALK,  # hand_words: its walk's stack, 4 rows (of 5)
 ) = range(5)
 # hand_words' `above` [0, 16) and `field_of` [16, 80); _group_by_low's `low_start` [80, 96), `fill` [96, 112);
-# the go-out search's figures [112, 118) and strides [128, 141) (`go_out_start`)
+# the go-out search's figures [112, 118) and strides [128, 141) (`go_out_start`, which also keeps `above` and
+# `field_of` there, each field's walked words in [80, 112), and the hand's labels and counts in row W_LOW)
 W_SMALL = 9
 W_ORDER = 10  # _group_by_low: the word order
 W_MEMO = 11  # go_out_fields: the cover memo (as int8)
-W_COVER = 12  # go_out_fields: _cover's stack, 4 rows
+W_COVER = 12  # go_out_fields: _covers' stack, 4 rows
 W_FIELDS = 16  # the *_in functions: the hand's faces [0, 32), labels [32, 64), counts [64, 96), points [96, 128)
 W_FRONT_WORDS = 11  # layout_front_path (which runs no cover search): its word data, 4 rows (W_MEMO, W_COVER..)
 W_FRONT_REACH = 15  # layout_front_path: the states reached (as int8)
@@ -121,56 +123,44 @@ def _popcount(typingctx, x):
     return x(x), codegen
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def hand_words(labels, counts, strides, min_cards, edge_start, node_pack, edge_child, node_term, term_cards, ws):
-    """Every word multiset in the hand: (term id, state index, packed form, lowest field) arrays.
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")  # inlined: a call costs a count per array
+def _walk_field(
+    low, labels, counts, strides, word_bit, node_pack, node_term, terms, above, field_of, words, n_words, stack
+):
+    """Append the hand's words whose lowest field is `low` to `words` (rows: term id, state index, packed
+    form; the term ids only if `terms`, else `node_term` is not read) from entry n_words; returns the new
+    count. `above` and `field_of` as `_field_labels` sets them; `stack`: the walk's stack, 4 rows.
 
-    The trie as the solver holds it (`solver.solver_trie`): a node's edges go to consecutive nodes, sorted by
-    label, the first at `edge_start[node] + 1`, and `node_pack[node]` has bit l set for each edge of label l, so
-    the child by label l is node `edge_start[node] + (the set bits below l) + 1`; the pack also holds the node's
-    first edge and its word flags, so each step down is one read (the walk is bound by memory latency).
-    The words come in a fixed order: a depth-first walk over the hand's fields in label order, each state's
-    fields lowest first. (`edge_start`, `edge_child` and `term_cards` are the pack's sources, not read here.)
-    The arrays returned are views of the scratch space ws (rows W_TERM..W_LOW), which must hold
-    `strides[-1] + 1` columns (`_scratch_for`).
+    The walk: depth first from the root's edge for the field's label, over the later fields in label
+    order, each taken as often as the hand holds it; a node is resumed (pushed) after each card taken,
+    the last pushed first. A node's edges go to consecutive nodes, sorted by label, the first at
+    `edge_start[node] + 1`, and `node_pack[node]` has bit l set for each edge of label l, so the child by
+    label l is node `edge_start[node] + (the set bits below l) + 1`; the pack also holds the node's first
+    edge and its word flags, so each step down is one read (the walk is bound by memory latency).
     """
-    m = labels.shape[0]
-    word_term = ws[W_TERM]
-    word_idx = ws[W_IDX]
-    word_packed = ws[W_PACKED]
-    word_low = ws[W_LOW]
-    n_words = 0
-    word_bit = PACK_WORD_BIT + (1 if min_cards >= 2 else 0)
-    # The labels of fields j.. (bit l for label l), and each label's field (only the hand's labels are read).
-    small = ws[W_SMALL]
-    above = small[0:16]
-    field_of = small[16:80]
-    above[m] = 0
-    for j in range(m - 1, -1, -1):
-        above[j] = above[j + 1] | (np.int64(1) << labels[j])
-        field_of[labels[j]] = j
-    # The stack of (next field, node's pack, packed form, state index, lowest field) to resume from.
-    st_start = ws[W_WALK]
-    st_node = ws[W_WALK + 1]
-    st_packed = ws[W_WALK + 2]
-    st_idx = ws[W_WALK + 3]
-    st_low = ws[W_WALK + 4]
+    word_term = words[0]
+    word_idx = words[1]
+    word_packed = words[2]
+    st_start = stack[0]
+    st_node = stack[1]
+    st_packed = stack[2]
+    st_idx = stack[3]
     sp = 1
-    st_start[0] = 0
+    st_start[0] = low
     st_node[0] = node_pack[0]
     st_packed[0] = 0
     st_idx[0] = 0
-    st_low[0] = -1
+    only = np.int64(1) << labels[low]  # at the root, the lowest field's edge alone
     while sp > 0:
         sp -= 1
         start = st_start[sp]
         pack0 = st_node[sp]
         packed0 = st_packed[sp]
         idx0 = st_idx[sp]
-        low0 = st_low[sp]
         labs0 = pack0 & _LABEL_MASK
         first0 = (pack0 >> PACK_START_SHIFT) & _START_MASK
-        avail = labs0 & above[start]  # the later fields this node has an edge for, lowest label first
+        avail = labs0 & above[start] & only  # the later fields this node has an edge for, lowest label first
+        only = np.int64(-1)
         while avail != 0:
             lab = trailing_zeros(avail)
             avail &= avail - 1
@@ -179,7 +169,6 @@ def hand_words(labels, counts, strides, min_cards, edge_start, node_pack, edge_c
             pack = node_pack[node]
             packed = packed0
             idx = idx0
-            low = low0 if low0 >= 0 else j
             unit = np.int64(1) << (5 * j)
             for rep in range(counts[j]):
                 if rep > 0:
@@ -191,10 +180,10 @@ def hand_words(labels, counts, strides, min_cards, edge_start, node_pack, edge_c
                 packed += unit
                 idx += strides[j]
                 if (pack >> word_bit) & 1:
-                    word_term[n_words] = node_term[node]
+                    if terms:
+                        word_term[n_words] = node_term[node]
                     word_idx[n_words] = idx
                     word_packed[n_words] = packed
-                    word_low[n_words] = low
                     n_words += 1
                 # Resume from this node with the later fields, if it has an edge for one of them.
                 if pack & above[j + 1]:
@@ -202,10 +191,48 @@ def hand_words(labels, counts, strides, min_cards, edge_start, node_pack, edge_c
                     st_node[sp] = pack
                     st_packed[sp] = packed
                     st_idx[sp] = idx
-                    st_low[sp] = low
                     sp += 1
+    return n_words
 
-    return word_term[:n_words], word_idx[:n_words], word_packed[:n_words], word_low[:n_words]
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _field_labels(labels, small):
+    """`hand_words`' `above` (the labels of fields j.., bit l for label l) and `field_of` (each label's
+    field) in the scratch row `small`."""
+    m = labels.shape[0]
+    above = small[0:16]
+    field_of = small[16:80]
+    above[m] = 0
+    for j in range(m - 1, -1, -1):
+        above[j] = above[j + 1] | (np.int64(1) << labels[j])
+        field_of[labels[j]] = j
+    return above, field_of
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def hand_words(labels, counts, strides, min_cards, edge_start, node_pack, edge_child, node_term, term_cards, ws):
+    """Every word multiset in the hand: (term id, state index, packed form, lowest field) arrays.
+
+    The trie as the solver holds it (`solver.solver_trie`), walked field by field (`_walk_field`), so the
+    words come grouped by lowest field, lowest first, in a fixed order within each field (the order
+    `_group_by_low` keeps, and the searches' ties follow). (`edge_start`, `edge_child` and `term_cards`
+    are the pack's sources, not read here.) The arrays returned are views of the scratch space ws (rows
+    W_TERM..W_LOW), which must hold `strides[-1] + 1` columns (`_scratch_for`).
+    """
+    m = labels.shape[0]
+    word_bit = PACK_WORD_BIT + (1 if min_cards >= 2 else 0)
+    above, field_of = _field_labels(labels, ws[W_SMALL])
+    words = ws[W_TERM : W_PACKED + 1]
+    word_low = ws[W_LOW]
+    stack = ws[W_WALK : W_WALK + 4]
+    n_words = 0
+    for low in range(m):
+        first = n_words
+        n_words = _walk_field(
+            low, labels, counts, strides, word_bit, node_pack, node_term, True, above, field_of, words, n_words, stack
+        )
+        word_low[first:n_words] = low
+    return words[0, :n_words], words[1, :n_words], words[2, :n_words], word_low[:n_words]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -241,150 +268,166 @@ def _strides(counts):
     return strides
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _cover(s, packed, guard, low_start, order, word_packed, word_idx, memo, stack):
-    """Can sub-multiset s (packed form `packed`) be laid out completely? Depth-first, memoised.
-
-    memo[s]: 0 unknown, 1 yes, 2 no. The lowest card goes in a word that it is the lowest
-    card of, tried in index order. Iterative (an explicit stack, `stack`: (4, cards + 1)
-    int64, rows state, packed form, next word, end of its words): recursive calls cost
-    more than the search. A yes ends the search: every state on the stack is then a yes.
-    """
-    if s == 0:
-        return True
-    if memo[s] != 0:
-        return memo[s] == 1
-    st_s = stack[0]
-    st_p = stack[1]
-    st_k = stack[2]
-    st_end = stack[3]
-    low = trailing_zeros(packed ^ guard) // 5  # the lowest field left: its lane's bits are the lowest set
-    st_s[0] = s
-    st_p[0] = packed
-    st_k[0] = low_start[low]
-    st_end[0] = low_start[low + 1]
-    sp = 1
-    while sp > 0:
-        top = sp - 1
-        s = st_s[top]
-        p = st_p[top]
-        k = st_k[top]
-        end = st_end[top]
-        pushed = False
-        while k < end:
-            w = order[k]
-            k += 1
-            r = p - word_packed[w]
-            if (r & guard) != guard:
-                continue
-            c = s - word_idx[w]
-            if c == 0 or memo[c] == 1:
-                for i in range(sp):
-                    memo[st_s[i]] = 1
-                return True
-            if memo[c] == 2:
-                continue
-            st_k[top] = k
-            low = trailing_zeros(r ^ guard) // 5
-            st_s[sp] = c
-            st_p[sp] = r
-            st_k[sp] = low_start[low]
-            st_end[sp] = low_start[low + 1]
-            sp += 1
-            pushed = True
-            break
-        if not pushed:
-            memo[s] = 2
-            sp -= 1
-    return False
-
-
-# A go-out search kept in the scratch space between questions: `go_out_start` lists the hand's words and
-# readies the cover search, `go_out_field` asks about one discard. `go_out_fields` asks about every discard
-# (the mask); the random bot asks about one at a time, and only when its pick lands on a go-out move.
-_M_WORDS, _M_FIELDS, _M_STRAY, _M_ONLY, _M_FULL, _M_PACKED = range(112, 118)  # W_SMALL: the search's figures
+# A go-out search kept in the scratch space between questions: `go_out_start` readies it, `go_out_field`
+# asks about one discard, `go_out_fields` about every discard (the mask); the random bot asks about one at
+# a time, and only when its pick lands on a go-out move. The hand's words are not listed up front: the
+# cover search lays the lowest card left in a word that it is the lowest card of, so it only ever needs
+# the words of the lowest fields its states reach, and it walks the trie for a field's words the first
+# time a state asks for them (`_walk_low`). A search that goes out soon walks a few fields' words, not all.
+_M_WORDS, _M_FIELDS, _M_WORD_BIT, _M_FULL, _M_PACKED, _M_GUARD = range(112, 118)  # W_SMALL: the figures
+_M_FIRST, _M_END = 80, 96  # W_SMALL [80, 96), [96, 112): field j's words are [first[j], end[j]) once walked
 _M_STRIDES = 128  # W_SMALL [128, 141): the hand's strides
+_M_LABELS, _M_COUNTS = 0, 16  # W_LOW [0, 16), [16, 32): the hand's labels and counts
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def go_out_start(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, ws):
     """Ready a go-out search of a hand after drawing (its fields) in ws, for `go_out_field`.
 
-    A card in no word of the hand can only be the one discarded: with two such cards no discard
-    goes out, and with one only its discard can. ws: scratch space for the hand's states (`_scratch_for`).
+    ws: scratch space for the hand's states (`_scratch_for`). (The trie is read by `go_out_field`, as
+    `edge_label`'s node pack, `solver.solver_trie`; the other tables are not read.)
     """
     m = labels.shape[0]
     small = ws[W_SMALL]
+    hand = ws[W_LOW]
     strides = small[_M_STRIDES : _M_STRIDES + m + 1]
     strides[0] = 1
     for j in range(m):
         strides[j + 1] = strides[j] * (counts[j] + 1)
-    word_term, word_idx, word_packed, word_low = hand_words(
-        labels, counts, strides, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, ws
-    )
-    # The fields some word uses: a 5-bit lane of a packed form is nonzero iff its word uses that field.
-    lanes = np.int64(0)
-    for w in range(word_packed.shape[0]):
-        p = word_packed[w]
-        lanes |= p | (p >> 1) | (p >> 2) | (p >> 3)
-    stray = 0  # cards in no word
-    only = -1  # the field of the one such card
-    for j in range(m):
-        if (lanes >> (5 * j)) & 1 == 0:
-            stray += counts[j]
-            only = j
-    small[_M_WORDS] = word_packed.shape[0]
-    small[_M_FIELDS] = m
-    small[_M_STRAY] = stray
-    small[_M_ONLY] = only
-    if stray >= 2:
-        return
-    _, _, guard = _group_by_low(word_low, m, ws)
-    ws[W_MEMO].view(np.int8)[: strides[m]] = 0
-    packed = guard
-    for j in range(m):
-        packed += counts[j] << (5 * j)
-    small[_M_FULL] = strides[m] - 1
-    small[_M_PACKED] = packed
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _cover_arrays(ws):
-    """`_cover`'s arguments after the state, for the search `go_out_start` readied in ws."""
-    small = ws[W_SMALL]
-    m = small[_M_FIELDS]
-    n_words = small[_M_WORDS]
+        hand[_M_LABELS + j] = labels[j]
+        hand[_M_COUNTS + j] = counts[j]
+        small[_M_FIRST + j] = -1
+    _field_labels(labels, small)
     guard = np.int64(0)
+    packed = np.int64(0)
     for j in range(m):
         guard |= np.int64(16) << (5 * j)
-    return (
-        guard,
-        small[80 : 80 + m + 1],
-        ws[W_ORDER, :n_words],
-        ws[W_PACKED, :n_words],
-        ws[W_IDX, :n_words],
-        ws[W_MEMO].view(np.int8),
-        ws[W_COVER : W_COVER + 4],
-    )
+        packed += counts[j] << (5 * j)
+    ws[W_MEMO].view(np.int8)[: strides[m]] = 0
+    small[_M_WORDS] = 0
+    small[_M_FIELDS] = m
+    small[_M_WORD_BIT] = PACK_WORD_BIT + (1 if min_cards >= 2 else 0)
+    small[_M_FULL] = strides[m] - 1
+    small[_M_PACKED] = packed + guard
+    small[_M_GUARD] = guard
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _field_goes_out(j, small):
-    """The stray-card rule of `go_out_start`: can field j's discard go out at all."""
-    stray = small[_M_STRAY]
-    return stray == 0 or (stray == 1 and j == small[_M_ONLY])
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def go_out_field(j, ws):
-    """After `go_out_start`: can the hand minus one card of field j be laid out completely."""
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _walk_low(low, node_pack, ws):
+    """List the readied hand's words whose lowest field is `low` (`_walk_field`, without term ids) after
+    the words listed so far, in rows W_IDX and W_PACKED."""
     small = ws[W_SMALL]
-    if not _field_goes_out(j, small):
-        return False
-    guard, low_start, order, word_packed, word_idx, memo, stack = _cover_arrays(ws)
-    s = small[_M_FULL] - small[_M_STRIDES + j]
-    packed = small[_M_PACKED] - (np.int64(1) << (5 * j))
-    return _cover(s, packed, guard, low_start, order, word_packed, word_idx, memo, stack)
+    m = small[_M_FIELDS]
+    hand = ws[W_LOW]
+    n_words = small[_M_WORDS]
+    small[_M_FIRST + low] = n_words
+    n_words = _walk_field(
+        low,
+        hand[_M_LABELS : _M_LABELS + m],
+        hand[_M_COUNTS : _M_COUNTS + m],
+        small[_M_STRIDES : _M_STRIDES + m + 1],
+        small[_M_WORD_BIT],
+        node_pack,
+        node_pack,
+        False,
+        small[0:16],
+        small[16:80],
+        ws[W_TERM : W_PACKED + 1],
+        n_words,
+        ws[W_WALK : W_WALK + 4],
+    )
+    small[_M_WORDS] = n_words
+    small[_M_END + low] = n_words
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _covers(j0, j1, whole, node_pack, ws):
+    """Bit j (j0 <= j < j1) set iff the readied hand minus one card of field j can be laid out completely,
+    and bit m (the hand's field count) iff the whole hand can, when `whole`.
+
+    Each question is a depth-first search, memoised across them (row W_MEMO: 0 unknown, 1 yes, 2 no).
+    The lowest card goes in a word that it is the lowest card of, the words tried last listed first (the
+    walk lists a field's longer words after their prefixes: a long word first reaches a cover sooner).
+    Iterative (an explicit stack, rows W_COVER: state, packed form, next word, first word): recursive calls
+    cost more than the search. A yes ends the question: every state on the stack is then a yes.
+    """
+    small = ws[W_SMALL]
+    memo = ws[W_MEMO].view(np.int8)
+    guard = small[_M_GUARD]
+    word_packed = ws[W_PACKED]
+    word_idx = ws[W_IDX]
+    st_s = ws[W_COVER]
+    st_p = ws[W_COVER + 1]
+    st_k = ws[W_COVER + 2]
+    st_first = ws[W_COVER + 3]
+    m = small[_M_FIELDS]
+    bits = np.int64(0)
+    for j in range(j0, j1 + 1):
+        if j == j1:
+            if not whole:
+                break
+            s = small[_M_FULL]
+            packed = small[_M_PACKED]
+            bit = np.int64(1) << m
+        else:
+            s = small[_M_FULL] - small[_M_STRIDES + j]
+            packed = small[_M_PACKED] - (np.int64(1) << (5 * j))
+            bit = np.int64(1) << j
+        if s == 0 or memo[s] == 1:
+            bits |= bit
+            continue
+        if memo[s] == 2:
+            continue
+        low = trailing_zeros(packed ^ guard) // 5  # the lowest field left: its lane's bits are the lowest set
+        if small[_M_FIRST + low] < 0:
+            _walk_low(low, node_pack, ws)
+        st_s[0] = s
+        st_p[0] = packed
+        st_k[0] = small[_M_END + low] - 1
+        st_first[0] = small[_M_FIRST + low]
+        sp = 1
+        while sp > 0:
+            top = sp - 1
+            s = st_s[top]
+            p = st_p[top]
+            k = st_k[top]
+            first = st_first[top]
+            pushed = False
+            while k >= first:
+                r = p - word_packed[k]
+                c = s - word_idx[k]
+                k -= 1
+                if (r & guard) != guard:
+                    continue
+                if c == 0 or memo[c] == 1:
+                    for i in range(sp):
+                        memo[st_s[i]] = 1
+                    bits |= bit
+                    sp = 0
+                    break
+                if memo[c] == 2:
+                    continue
+                st_k[top] = k
+                low = trailing_zeros(r ^ guard) // 5
+                if small[_M_FIRST + low] < 0:
+                    _walk_low(low, node_pack, ws)
+                st_s[sp] = c
+                st_p[sp] = r
+                st_k[sp] = small[_M_END + low] - 1
+                st_first[sp] = small[_M_FIRST + low]
+                sp += 1
+                pushed = True
+                break
+            if sp > 0 and not pushed:
+                memo[s] = 2
+                sp -= 1
+    return bits
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def go_out_field(j, node_pack, ws):
+    """After `go_out_start`: can the hand minus one card of field j be laid out completely."""
+    return _covers(j, j + 1, False, node_pack, ws) != 0
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -392,32 +435,13 @@ def go_out_fields(labels, counts, min_cards, edge_start, edge_label, edge_child,
     """For a hand after drawing: bit j set iff the hand minus one card of field j can be laid out.
 
     Cheaper than the full table: a depth-first cover search that stops at the first
-    complete layout, sharing its memo between the discards (`go_out_start`; `go_out_field`
-    asks about one). `whole`: bit m (one past the fields) is set iff the whole hand can be
-    laid out (not searched otherwise). ws: scratch space for the hand's states (`_scratch_for`).
+    complete layout, sharing its memo and the words it walked between the discards
+    (`go_out_start`; `go_out_field` asks about one). `whole`: bit m (one past the fields)
+    is set iff the whole hand can be laid out (not searched otherwise). ws: scratch space
+    for the hand's states (`_scratch_for`).
     """
-    m = labels.shape[0]
     go_out_start(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, ws)
-    small = ws[W_SMALL]
-    if small[_M_STRAY] >= 2:
-        return np.int64(0)
-    guard, low_start, order, word_packed, word_idx, memo, stack = _cover_arrays(ws)
-    full = small[_M_FULL]
-    packed = small[_M_PACKED]
-    bits = np.int64(0)
-    for j in range(m):
-        if not _field_goes_out(j, small):
-            continue
-        s = full - small[_M_STRIDES + j]
-        if _cover(s, packed - (np.int64(1) << (5 * j)), guard, low_start, order, word_packed, word_idx, memo, stack):
-            bits |= np.int64(1) << j
-    if (
-        whole
-        and small[_M_STRAY] == 0
-        and _cover(full, packed, guard, low_start, order, word_packed, word_idx, memo, stack)
-    ):
-        bits |= np.int64(1) << m
-    return bits
+    return _covers(0, labels.shape[0], whole, edge_label, ws)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -732,13 +756,14 @@ def go_out_face_start(hand, key_order, min_cards, edge_start, edge_label, edge_c
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def go_out_face(face, ws):
-    """After `go_out_face_start`: can the hand minus one card of `face` be laid out completely."""
+def go_out_face(face, node_pack, ws):
+    """After `go_out_face_start`: can the hand minus one card of `face` be laid out completely (the trie's
+    node pack as given to the start, `solver.solver_trie`)."""
     m = ws[W_SMALL, _M_FIELDS]
     faces = ws[W_FIELDS]
     for j in range(m):
         if faces[j] == face:
-            return go_out_field(j, ws)
+            return go_out_field(j, node_pack, ws)
     return False
 
 
