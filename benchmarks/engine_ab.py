@@ -9,7 +9,8 @@ archive` into a temporary folder under another name; the engine's modules import
 relatively) and times them alternately: every round plays the same deals of `--games` games, every
 seat a compiled random bot (`BatchGame.play_bots`, as `bench_vector.py`'s "engine alone" row), on one
 core. Prints each side's microseconds per learner step (a learner step: moves / players), the best
-and the median of the rounds, and the median of the per-round ratios. `--go-out HANDS` also times the
+and the median of the rounds, and the median of the per-round ratios, and whether both trees played
+the same games (the final state arrays of the warm-up deal). `--go-out HANDS` also times the
 learner's mask search alone (`solver_kernel.go_out_face_bits_in`: which discards of a hand after a draw
 go out) on HANDS random dealt hands of each size, 4 to 11 cards, the two trees alternately, the best of
 5 passes each, and checks that both answer the same. Needs git and a checkout; asserts nothing.
@@ -120,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
             bots = np.full((args.games, games.num_players), codes["random"], dtype=np.int64)
             us_per_learner_step(games, bots, 1)  # compiles (each side its own numba cache) and warms up
             sides[label] = (games, bots, [])
+        # The warm-up played the same deals to their ends: the same games leave the same state arrays.
+        (base_games, _, _), (games, _, _) = sides.values()
+        same = np.array_equal(base_games.cards, games.cards) and np.array_equal(base_games.ints, games.ints)
         for _ in range(args.rounds):
             for games, bots, times in sides.values():
                 times.append(us_per_learner_step(games, bots, args.deals))
@@ -127,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
             compare_go_out([BASE_NAME, "quiddler_env"], args.go_out)
 
     print(f"engine alone, {args.games} games x {args.deals} deals, random bots, {args.rounds} rounds alternating")
+    print(f"the same games as the base (every game's final state, one deal): {'yes' if same else 'no'}")
     print(f"{'tree':<24} {'best':>8} {'median':>8}  (microseconds a learner step)")
     for label, (_, _, times) in sides.items():
         print(f"{label:<24} {min(times):>8.3f} {statistics.median(times):>8.3f}")
