@@ -196,6 +196,12 @@ def _walk_field(
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _word_bit(min_cards):
+    """The node pack's bit that marks a word the walk lists: any word, or one of at least two cards."""
+    return PACK_WORD_BIT + (1 if min_cards >= 2 else 0)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _field_labels(labels, small):
     """`hand_words`' `above` (the labels of fields j.., bit l for label l) and `field_of` (each label's
     field) in the scratch row `small`."""
@@ -220,7 +226,7 @@ def hand_words(labels, counts, strides, min_cards, edge_start, node_pack, edge_c
     W_TERM..W_LOW), which must hold `strides[-1] + 1` columns (`_scratch_for`).
     """
     m = labels.shape[0]
-    word_bit = PACK_WORD_BIT + (1 if min_cards >= 2 else 0)
+    word_bit = _word_bit(min_cards)
     above, field_of = _field_labels(labels, ws[W_SMALL])
     words = ws[W_TERM : W_PACKED + 1]
     word_low = ws[W_LOW]
@@ -306,7 +312,7 @@ def go_out_start(labels, counts, min_cards, edge_start, edge_label, edge_child, 
     ws[W_MEMO].view(np.int8)[: strides[m]] = 0
     small[_M_WORDS] = 0
     small[_M_FIELDS] = m
-    small[_M_WORD_BIT] = PACK_WORD_BIT + (1 if min_cards >= 2 else 0)
+    small[_M_WORD_BIT] = _word_bit(min_cards)
     small[_M_FULL] = strides[m] - 1
     small[_M_PACKED] = packed + guard
     small[_M_GUARD] = guard
