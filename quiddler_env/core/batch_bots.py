@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit
 
 from . import batch_kernels as K
+from .borrow import borrow
 from .solver_kernel import best_layout_hand, discard_table, go_out_face
 
 NOT_A_BOT = -1
@@ -267,6 +268,9 @@ def play_bots(games, bots, moves, cards, ints, rng, go, L, R, sizes, S, num_acti
     """Move each of `games` while its current seat is a compiled bot (`bots[i, seat] >= 0`) and it is not over.
 
     `moves[i]` counts the moves played."""
+    cards, ints, rng, go, L, R, sizes, S, best_memo, table_memo = borrow(
+        cards, ints, rng, go, L, R, sizes, S, best_memo, table_memo
+    )
     mask = np.zeros(num_actions, np.int8)
     for j in range(games.shape[0]):
         i = games[j]
@@ -274,8 +278,7 @@ def play_bots(games, bots, moves, cards, ints, rng, go, L, R, sizes, S, num_acti
             code = bots[i, ints[i, K.I_CUR]]
             if code < 0:
                 break
-            # Each bot called directly, not through `bot_action`: every array a compiled call is passed
-            # costs two atomic reference counts, and a random bot needs few.
+            # Each bot called directly, not through `bot_action`: a random bot needs few arrays.
             if code == GREEDY:
                 _prime_greedy(i, cards, ints, go, L, R, S, table_memo)
                 K.mask_row(i, mask, cards, ints, go, L, R, S)
@@ -289,6 +292,7 @@ def play_bots(games, bots, moves, cards, ints, rng, go, L, R, sizes, S, num_acti
 @njit(cache=True, nogil=True)
 def bot_actions(games, codes, out, cards, ints, rng, go, L, R, S, num_actions, best_memo, table_memo):
     """The action bot `codes[j]` picks in game games[j] now, into out[j] (nothing moves)."""
+    cards, ints, rng, go, L, R, S, best_memo, table_memo = borrow(cards, ints, rng, go, L, R, S, best_memo, table_memo)
     mask = np.zeros(num_actions, np.int8)
     for j in range(games.shape[0]):
         i = games[j]

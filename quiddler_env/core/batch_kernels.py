@@ -20,8 +20,10 @@ State of N games, one row per game (`batch.BatchGame` owns the arrays and names 
 The rule options come as the int64 array `R` (indices `R_*`) and the round hand sizes.
 The solver tables `S` are the dictionary's trie and term arrays, as the solver has them, then the
 searches' scratch space (`solver_kernel.new_scratch`: the engine's searches allocate less).
-The kernels index a game's fields as `ints[i, x]` and `cards[i, x]`, not through a row view
-(`ints[i]`): numba counts references to every view it makes, two atomic calls each.
+Each kernel that Python calls borrows its arrays first (`borrow.borrow`): numba counts references
+to every array a compiled call takes and to every view it makes, two atomic calls each, and a
+borrowed array and its views count none. The kernels index a game's fields as `ints[i, x]` and
+`cards[i, x]`, not through a row view (`ints[i]`), from before that (a view still costs its making).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .borrow import borrow
 from .cards import COUNTS, DECK_SIZE, NUM_FACES, POINTS, new_deck
 from .config import MAX_HAND_SIZE
 from .observation_slices import LETTERS_SCALE, TOTAL_SCALE, WORDS_SCALE
@@ -275,6 +278,7 @@ def reset_games(games, seeds, stacked, cards, ints, rng, go, L, R, sizes):
     """Start a new game in each row `games[j]`, its generators seeded from the uint64 `seeds[j]`;
     `stacked[j]`: its first rounds that deal the decks already in its stack rows (reshuffles still draw from
     its generator; later rounds are shuffled)."""
+    cards, ints, rng, go, L, R, sizes = borrow(cards, ints, rng, go, L, R, sizes)
     n = R[R_PLAYERS]
     for j in range(games.shape[0]):
         i = games[j]
@@ -653,6 +657,7 @@ def step_games(games, actions, cards, ints, rng, go, L, R, sizes, S):
     """Play actions[j] in game games[j] for each j; returns the first j whose action is illegal, or -1.
 
     Games before an illegal one have moved; from it on, nothing moved."""
+    cards, ints, rng, go, L, R, sizes, S = borrow(cards, ints, rng, go, L, R, sizes, S)
     for j in range(games.shape[0]):
         if not is_legal(games[j], actions[j], cards, ints, go, L, R, S):
             return j
@@ -691,6 +696,7 @@ def mask_row(i, out, cards, ints, go, L, R, S):
 @njit(cache=True, nogil=True)
 def masks(games, out, cards, ints, go, L, R, S):
     """The masks of games[j] into out[j]."""
+    out, cards, ints, go, L, R, S = borrow(out, cards, ints, go, L, R, S)
     for j in range(games.shape[0]):
         mask_row(games[j], out[j], cards, ints, go, L, R, S)
 
@@ -698,6 +704,7 @@ def masks(games, out, cards, ints, go, L, R, S):
 @njit(cache=True, nogil=True)
 def masks_at(games, out, cards, ints, go, L, R, S):
     """The masks of games[j] into out[games[j]] (out: a row per game of the batch)."""
+    out, cards, ints, go, L, R, S = borrow(out, cards, ints, go, L, R, S)
     for j in range(games.shape[0]):
         mask_row(games[j], out[games[j]], cards, ints, go, L, R, S)
 
@@ -810,6 +817,7 @@ def observe_row(i, p, out, cards, ints, L, R, SL):
 @njit(cache=True, nogil=True)
 def observe(games, players, out, cards, ints, L, R, SL):
     """Observation of players[j] in games[j] into out[j]."""
+    out, cards, ints, L, R, SL = borrow(out, cards, ints, L, R, SL)
     for j in range(games.shape[0]):
         observe_row(games[j], players[j], out[j], cards, ints, L, R, SL)
 
@@ -817,6 +825,7 @@ def observe(games, players, out, cards, ints, L, R, SL):
 @njit(cache=True, nogil=True)
 def observe_at(games, players, out, cards, ints, L, R, SL):
     """Observation of players[i] in game i into out[i], for each i of games (rows per game of the batch)."""
+    out, cards, ints, L, R, SL = borrow(out, cards, ints, L, R, SL)
     for j in range(games.shape[0]):
         i = games[j]
         observe_row(i, players[i], out[i], cards, ints, L, R, SL)
@@ -828,6 +837,7 @@ def observe_at(games, players, out, cards, ints, L, R, SL):
 @njit(cache=True, nogil=True)
 def view_row(i, mask, obs, cards, ints, go, L, R, S, SL):
     """Game i's current player's legal moves into mask and its observation into obs (mask all zero when over)."""
+    mask, obs, cards, ints, go, L, R, S, SL = borrow(mask, obs, cards, ints, go, L, R, S, SL)
     mask_row(i, mask, cards, ints, go, L, R, S)
     observe_row(i, ints[i, I_CUR], obs, cards, ints, L, R, SL)
 
@@ -837,6 +847,7 @@ def step_view(i, a, mask, obs, cards, ints, rng, go, L, R, sizes, S, SL):
     """Play action a in game i, then `view_row`: one call for a move and the next mover's view.
 
     Returns False, with nothing moved, if a is illegal."""
+    mask, obs, cards, ints, rng, go, L, R, sizes, S, SL = borrow(mask, obs, cards, ints, rng, go, L, R, sizes, S, SL)
     if not is_legal(i, a, cards, ints, go, L, R, S):
         return False
     step_one(i, a, cards, ints, rng, go, L, R, sizes, S)
