@@ -36,6 +36,7 @@ import numpy as np
 from numba import njit
 
 from quiddler_env.core.batch import solver_tables
+from quiddler_env.core.borrow import borrow
 from quiddler_env.core.cards import NUM_FACES, POINTS
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.dictionary import load_dictionary
@@ -172,6 +173,7 @@ def _best(h, min_cards, S, best):
 @njit(cache=True, nogil=True)
 def _solver_v1_rows(obs, out, o_hand, o_top, o_phase, min_cards, S, tables, best):
     """`_solver_v1` for each row of obs (float32 (B, size)) into out (float32 (B, 132))."""
+    obs, out, S, tables, best = borrow(obs, out, S, tables, best)  # Python calls this (`core.borrow`)
     h = np.zeros(NUM_FACES, np.int64)
     for b in range(obs.shape[0]):
         row = obs[b]
@@ -304,6 +306,7 @@ def _odds(h, unseen, pool, min_cards, S, go):
 @njit(cache=True, nogil=True)
 def _odds_rows(obs, out, o_hand, o_unseen, o_phase, min_cards, S, go):
     """`_solver_v2`'s odds (its last `ODDS_SIZE` floats) for each row of obs into out."""
+    obs, out, S, go = borrow(obs, out, S, go)  # Python calls this (`core.borrow`)
     h = np.zeros(NUM_FACES, np.int64)
     unseen = np.zeros(NUM_FACES, np.int64)
     for b in range(obs.shape[0]):
