@@ -23,7 +23,7 @@ searches' scratch space (`solver_kernel.new_scratch`: the engine's searches allo
 Each kernel that Python calls borrows its arrays first (`borrow.borrow`): numba counts references
 to every array a compiled call takes and to every view it makes, two atomic calls each, and a
 borrowed array and its views count none. The kernels index a game's fields as `ints[i, x]` and
-`cards[i, x]`, not through a row view (`ints[i]`), from before that (a view still costs its making).
+`cards[i, x]` rather than through a row view (`ints[i]`): a view, even uncounted, is a struct to build.
 """
 
 from __future__ import annotations
