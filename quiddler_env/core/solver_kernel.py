@@ -61,11 +61,10 @@ _START_MASK = (1 << PACK_START_BITS) - 1
     W_LOW,
     W_WALK,  # hand_words: its walk's stack, 4 rows (of 5)
 ) = range(5)
-# hand_words' `above` [0, 16) and `field_of` [16, 80); _group_by_low's `low_start` [80, 96), `fill` [96, 112);
+# hand_words' `above` [0, 16) and `field_of` [16, 80); _low_starts' `low_start` [80, 96);
 # the go-out search's figures [112, 118) and strides [128, 141) (`go_out_start`, which also keeps `above` and
 # `field_of` there, each field's walked words in [80, 112), and the hand's labels and counts in row W_LOW)
-W_SMALL = 9
-W_ORDER = 10  # _group_by_low: the word order
+W_SMALL = 9  # (row 10 is free: it held a word order that hand_words now lists in)
 W_MEMO = 11  # go_out_fields: the cover memo (as int8)
 W_COVER = 12  # go_out_fields: _covers' stack, 4 rows
 W_FIELDS = 16  # the *_in functions: the hand's faces [0, 32), labels [32, 64), counts [64, 96), points [96, 128)
@@ -220,8 +219,8 @@ def hand_words(labels, counts, strides, min_cards, edge_start, node_pack, edge_c
     """Every word multiset in the hand: (term id, state index, packed form, lowest field) arrays.
 
     The trie as the solver holds it (`solver.solver_trie`), walked field by field (`_walk_field`), so the
-    words come grouped by lowest field, lowest first, in a fixed order within each field (the order
-    `_group_by_low` keeps, and the searches' ties follow). (`edge_start`, `edge_child` and `term_cards`
+    words come grouped by lowest field, lowest first, in a fixed order within each field (the order the
+    searches' ties follow; `_low_starts` finds the groups). (`edge_start`, `edge_child` and `term_cards`
     are the pack's sources, not read here.) The arrays returned are views of the scratch space ws (rows
     W_TERM..W_LOW), which must hold `strides[-1] + 1` columns (`_scratch_for`).
     """
@@ -242,26 +241,20 @@ def hand_words(labels, counts, strides, min_cards, edge_start, node_pack, edge_c
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _group_by_low(word_low, m, ws):
-    """Word order grouped by lowest field (counting sort, order kept), and the guard mask (views of ws)."""
+def _low_starts(word_low, m, ws):
+    """Where each lowest field's words start in `hand_words`' list (grouped by lowest field, lowest first:
+    field j's are [low_start[j], low_start[j + 1])), and the guard mask; low_start is a view of ws."""
     n_words = word_low.shape[0]
-    small = ws[W_SMALL]
-    low_start = small[80 : 80 + m + 1]
-    low_start[:] = 0
-    for w in range(n_words):
-        low_start[word_low[w] + 1] += 1
-    for j in range(m):
-        low_start[j + 1] += low_start[j]
-    fill = small[96 : 96 + m + 1]
-    fill[:] = low_start
-    order = ws[W_ORDER, :n_words]
-    for w in range(n_words):
-        order[fill[word_low[w]]] = w
-        fill[word_low[w]] += 1
+    low_start = ws[W_SMALL, 80 : 80 + m + 1]
     guard = np.int64(0)
+    w = 0
     for j in range(m):
+        low_start[j] = w
+        while w < n_words and word_low[w] == j:
+            w += 1
         guard |= np.int64(16) << (5 * j)
-    return low_start, order, guard
+    low_start[m] = n_words
+    return low_start, guard
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -452,7 +445,7 @@ def go_out_fields(labels, counts, min_cards, edge_start, edge_label, edge_child,
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _best_table(
-    roots, root_packed, counts, strides, low_start, order, word_idx, word_packed, word_term, term_points, term_letters
+    roots, root_packed, counts, strides, low_start, word_idx, word_packed, word_term, term_points, term_letters
 ):
     """The best layout (points used, then words, then longest word) of every state searched from `roots`.
 
@@ -470,24 +463,23 @@ def _best_table(
     `discard_table` and `best_layout_hand` returned before, bit for bit).
 
     Returns (lowest field, key, choice, cover) by state, valid at the states reached: key is
-    used * 2**32 + words * 2**16 + longest, choice the word's position in `order` (-1: the
+    used * 2**32 + words * 2**16 + longest, choice the word's position in `hand_words`' list (-1: the
     lowest card left unused).
     """
     m = strides.shape[0] - 1
     n_states = strides[m]
-    # Word data copied into `order`'s order (read in runs, not through `order`).
-    n_all = order.shape[0]
+    # Word data in one block, the word's points and one word as one add.
+    n_all = word_idx.shape[0]
     o_buf = np.empty((4, n_all), np.int64)
     o_packed = o_buf[0]
     o_idx = o_buf[1]
     o_add = o_buf[2]  # what laying the word adds to a key: its points and one word
     o_letters = o_buf[3]
     for k in range(n_all):
-        w = order[k]
-        o_packed[k] = word_packed[w]
-        o_idx[k] = word_idx[w]
-        o_add[k] = (np.int64(term_points[word_term[w]]) << 32) + (1 << 16)
-        o_letters[k] = term_letters[word_term[w]]
+        o_packed[k] = word_packed[k]
+        o_idx[k] = word_idx[k]
+        o_add[k] = (np.int64(term_points[word_term[k]]) << 32) + (1 << 16)
+        o_letters[k] = term_letters[word_term[k]]
 
     # The fit tests, by bit sets: each field's group of words (lowest field g) is split in
     # blocks of 64, and kill[...] (group g, field j, count c, block b) has the bits of the
@@ -522,7 +514,7 @@ def _best_table(
 
     reach = np.zeros(n_states, np.bool_)
     # By state (one allocation): packed form (no guard bits), lowest field, its fitting
-    # words (positions in `order`: edge[e_off[s]:e_end[s]]), and the results below. `built`:
+    # words (positions in the word list: edge[e_off[s]:e_end[s]]), and the results below. `built`:
     # the reached states, from the top down.
     st_buf = np.empty((8, n_states), np.int64)
     st_packed = st_buf[0]
@@ -619,11 +611,11 @@ def _hand_search(labels, counts, min_cards, edge_start, edge_label, edge_child, 
     word_term, word_idx, word_packed, word_low = hand_words(
         labels, counts, strides, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, ws
     )
-    low_start, order, guard = _group_by_low(word_low, m, ws)
+    low_start, guard = _low_starts(word_low, m, ws)
     packed = np.int64(0)
     for j in range(m):
         packed += counts[j] << (5 * j)
-    return strides, word_term, word_idx, word_packed, low_start, order, packed
+    return strides, word_term, word_idx, word_packed, low_start, packed
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -635,7 +627,7 @@ def best_layout_path(
     Returns (used points, terms of the words laid, fields of the unused cards).
     """
     m = labels.shape[0]
-    strides, word_term, word_idx, word_packed, low_start, order, packed = _hand_search(
+    strides, word_term, word_idx, word_packed, low_start, packed = _hand_search(
         labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards
     )
     full = strides[m] - 1
@@ -648,7 +640,6 @@ def best_layout_path(
         counts,
         strides,
         low_start,
-        order,
         word_idx,
         word_packed,
         word_term,
@@ -663,10 +654,9 @@ def best_layout_path(
     while s != 0:
         k = choice[s]
         if k >= 0:
-            w = order[k]
-            terms[n_terms] = word_term[w]
+            terms[n_terms] = word_term[k]
             n_terms += 1
-            s -= word_idx[w]
+            s -= word_idx[k]
         else:
             j = st_low[s]
             unused[n_unused] = j
@@ -798,7 +788,7 @@ def discard_table(
     """
     faces, labels, counts = hand_fields(hand, key_order)
     m = faces.shape[0]
-    strides, word_term, word_idx, word_packed, low_start, order, packed = _hand_search(
+    strides, word_term, word_idx, word_packed, low_start, packed = _hand_search(
         labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards
     )
     full = strides[m] - 1
@@ -812,7 +802,6 @@ def discard_table(
         counts,
         strides,
         low_start,
-        order,
         word_idx,
         word_packed,
         word_term,
@@ -957,7 +946,7 @@ def layout_front_path(
     word_term, word_idx, word_packed, word_low = hand_words(
         labels, counts, strides, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, ws
     )
-    low_start, order, guard = _group_by_low(word_low, m, ws)
+    low_start, guard = _low_starts(word_low, m, ws)
     packed = guard
     n_cards = 0
     for j in range(m):
@@ -975,20 +964,19 @@ def layout_front_path(
     # The states the search reaches from the whole hand: a child has a smaller index than
     # its parent, so one sweep down marks them (no recursion: its calls cost more than the
     # work), and a sweep up builds them children first. The sweep down also lists each
-    # state's words (positions k in `order` of the words that fit, in order) and lowest
-    # field, so that the fit tests run once. Word data is copied into `order`'s order.
+    # state's words (positions k in the word list of the words that fit, in order) and lowest
+    # field, so that the fit tests run once. Word data is copied into one block.
     # (Working arrays are rows of the scratch space ws: at small hands allocations dominate.)
-    n_all = order.shape[0]
+    n_all = word_idx.shape[0]
     o_packed = ws[W_FRONT_WORDS]
     o_idx = ws[W_FRONT_WORDS + 1]
     o_points = ws[W_FRONT_WORDS + 2]
     o_letters = ws[W_FRONT_WORDS + 3]
     for k in range(n_all):
-        w = order[k]
-        o_packed[k] = word_packed[w]
-        o_idx[k] = word_idx[w]
-        o_points[k] = term_points[word_term[w]]
-        o_letters[k] = term_letters[word_term[w]]
+        o_packed[k] = word_packed[k]
+        o_idx[k] = word_idx[k]
+        o_points[k] = term_points[word_term[k]]
+        o_letters[k] = term_letters[word_term[k]]
     reach = ws[W_FRONT_REACH].view(np.int8)[:n_states]
     reach[:] = 0
     st_buf = ws[W_FRONT_STATES : W_FRONT_STATES + 9]
@@ -1093,7 +1081,6 @@ def layout_front_path(
             cnt = st_cnt[r]
             if cnt == 0:
                 continue
-            w = order[k]
             pw = o_points[k]
             lw = o_letters[k]
             off = st_off[r]
@@ -1108,7 +1095,7 @@ def layout_front_path(
                         touched[n_touch] = c
                         n_touch += 1
                     val[c] = u
-                    sch[c] = w
+                    sch[c] = k
                     schild[c] = i
         if s == full:
             break
