@@ -8,9 +8,11 @@ script loads both engines in one process (the base commit's `quiddler_env` expor
 archive` into a temporary folder under another name; the engine's modules import each other
 relatively) and times them alternately: every round plays the same deals of `--games` games, every
 seat a compiled random bot (`BatchGame.play_bots`, as `bench_vector.py`'s "engine alone" row), on one
-core. Prints each side's microseconds per learner step (a learner step: moves / players), the best
-and the median of the rounds, and the median of the per-round ratios, and whether both trees played
-the same games (the final state arrays of the warm-up deal). `--go-out HANDS` also times the
+core, each round in the other order than the last. Both trees are compiled afresh, in a numba cache
+of the run's own (a warm cache could hold stale copies of the kernels a kernel calls from another
+file; see the comment below the imports), so the first minute or two is compiling. Prints
+each side's microseconds per learner step (a learner step: moves / players), the best and the median
+of the rounds, and the median of the per-round ratios, and whether both trees played the same games (the final state arrays of the warm-up deal). `--go-out HANDS` also times the
 learner's mask search alone (`solver_kernel.go_out_face_bits_in`: which discards of a hand after a draw
 go out) on HANDS random dealt hands of each size, 4 to 11 cards, the two trees alternately, the best of
 5 passes each, and checks that both answer the same. Needs git and a checkout; asserts nothing.
@@ -19,8 +21,10 @@ go out) on HANDS random dealt hands of each size, 4 to 11 cards, the two trees a
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -28,8 +32,16 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-from numba import njit
+# Both trees compiled afresh, into a numba cache of this run's own. Before 0.8.9 (`core/kernel_cache.py`) the
+# checkout's warm cache kept, in the engine's kernels, the code of the solver kernels they call as it was when
+# cached: an edit to `solver_kernel.py` alone was not timed at all (a run "against HEAD" with the checkout
+# at HEAD gave 0.965-0.978: its cache still held the previous commit's front). A base older than 0.8.9 has the
+# same blind spot in a cache of its own, so neither tree uses one that this run did not fill.
+os.environ["NUMBA_CACHE_DIR"] = _CACHE = tempfile.mkdtemp(prefix="quiddler-ab-numba-")
+atexit.register(shutil.rmtree, _CACHE, True)
+
+import numpy as np  # noqa: E402
+from numba import njit  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -124,8 +136,9 @@ def main(argv: list[str] | None = None) -> int:
         # The warm-up played the same deals to their ends: the same games leave the same state arrays.
         (base_games, _, _), (games, _, _) = sides.values()
         same = np.array_equal(base_games.cards, games.cards) and np.array_equal(base_games.ints, games.ints)
-        for _ in range(args.rounds):
-            for games, bots, times in sides.values():
+        for r in range(args.rounds):
+            # Each round in the other order (ABBA...): whichever plays first in a round is favoured or not.
+            for games, bots, times in list(sides.values())[:: 1 if r % 2 == 0 else -1]:
                 times.append(us_per_learner_step(games, bots, args.deals))
         if args.go_out > 0:
             compare_go_out([BASE_NAME, "quiddler_env"], args.go_out)

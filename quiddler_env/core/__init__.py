@@ -1,5 +1,6 @@
 """The game itself: pure Python + numpy, no RL imports."""
 
+from . import kernel_cache  # noqa: F401  (first: numba's cache must know every kernel module's source)
 from .actions import NUM_ACTIONS, action_name
 from .cards import COUNTS, DECK_SIZE, FACES, NUM_FACES, POINTS
 from .config import QuiddlerConfig
