@@ -1020,17 +1020,17 @@ def layout_front_path(
             edge = _grow(edge, e_cap, n_edges)
         e_off[s] = n_edges
         for k in range(low_start[low], low_start[low + 1]):
-            rp = sp - o_packed[k]
-            if (rp & guard) == guard:
-                r = s - o_idx[k]
-                if not reach[r] or outside[r] < out_s + o_points[k]:
-                    outside[r] = out_s + o_points[k]
-                cards_in[r] = cards_in[s] - o_points[k]
-                reach[r] = 1
-                st_packed[r] = rp
-                edge[n_edges] = k
-                n_edges += 1
+            edge[n_edges] = k
+            n_edges += ((sp - o_packed[k]) & guard) == guard
         e_end[s] = n_edges
+        for e in range(e_off[s], n_edges):
+            k = edge[e]
+            r = s - o_idx[k]
+            if not reach[r] or outside[r] < out_s + o_points[k]:
+                outside[r] = out_s + o_points[k]
+            cards_in[r] = cards_in[s] - o_points[k]
+            reach[r] = 1
+            st_packed[r] = sp - o_packed[k]
     floor = np.int64(-1)  # the fewest points a kept layout uses
     if slack >= 0 and reach[0]:
         floor = outside[0] - slack // 2
