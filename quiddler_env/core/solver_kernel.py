@@ -1039,12 +1039,12 @@ def layout_front_path(
     # and the witness: the word laid with the lowest card (-1: left unused), the child
     # state's cell (its row).
     cap = max(4 * n_cells + 64, (16 * ws.shape[1]) // 5)  # the arena's rows of ws, or a new one
-    arena = _int32_rows(ws, W_FRONT_ARENA, 8, 5 * cap).reshape((cap, 5))
-    arena[0, 0] = 0  # the empty state: no points, no word
-    arena[0, 1] = 0
-    arena[0, 2] = 0
-    arena[0, 3] = -1
-    arena[0, 4] = -1
+    arena = _int32_rows(ws, W_FRONT_ARENA, 8, 5 * cap)  # row i at [5 * i, 5 * i + 5)
+    arena[0] = 0  # the empty state: no points, no word
+    arena[1] = 0
+    arena[2] = 0
+    arena[3] = -1
+    arena[4] = -1
     st_off[0] = 0
     st_cnt[0] = 1
     n_arena = 1
@@ -1069,8 +1069,8 @@ def layout_front_path(
             r = s - strides[st_low[s]]
             off = st_off[r]
             for i in range(off, off + st_cnt[r]):
-                c = arena[i, 1] * n_words + arena[i, 2]
-                val[c] = arena[i, 0]
+                c = arena[5 * i + 1] * n_words + arena[5 * i + 2]
+                val[c] = arena[5 * i]
                 sch[c] = -1
                 schild[c] = i
                 touched[n_touch] = c
@@ -1085,10 +1085,10 @@ def layout_front_path(
             lw = o_letters[k]
             off = st_off[r]
             for i in range(off, off + cnt):
-                L2 = arena[i, 1]
+                L2 = arena[5 * i + 1]
                 L = L2 if lw < L2 else lw
-                c = L * n_words + arena[i, 2] + 1
-                u = arena[i, 0] + pw
+                c = L * n_words + arena[5 * i + 2] + 1
+                u = arena[5 * i] + pw
                 v = val[c]
                 if u > v:
                     if v < 0:
@@ -1110,9 +1110,7 @@ def layout_front_path(
             touched[j + 1] = c
         if n_arena + n_touch > cap:
             cap = 2 * cap + n_touch
-            bigger = np.empty((cap, 5), np.int32)
-            bigger[:n_arena] = arena[:n_arena]
-            arena = bigger
+            arena = _grow(arena, 5 * cap, 5 * n_arena)
         st_off[s] = n_arena
         for i in range(n_touch):
             c = touched[i]
@@ -1125,11 +1123,11 @@ def layout_front_path(
                     beaten = True
                     break
             if not beaten and v + outside[s] >= floor:
-                arena[n_arena, 0] = v
-                arena[n_arena, 1] = c // n_words
-                arena[n_arena, 2] = W
-                arena[n_arena, 3] = sch[c]
-                arena[n_arena, 4] = schild[c]
+                arena[5 * n_arena] = v
+                arena[5 * n_arena + 1] = c // n_words
+                arena[5 * n_arena + 2] = W
+                arena[5 * n_arena + 3] = sch[c]
+                arena[5 * n_arena + 4] = schild[c]
                 n_arena += 1
         for i in range(n_touch):
             val[touched[i]] = -1
@@ -1199,8 +1197,8 @@ def layout_front_path(
                 unused[n_unused] = j
                 n_unused += 1
                 s -= strides[j]
-            ch = arena[cell, 3]
-            cell = arena[cell, 4]
+            ch = arena[5 * cell + 3]
+            cell = arena[5 * cell + 4]
         term_off[i + 1] = n_terms
         unused_off[i + 1] = n_unused
     return used, longest, words, term_off, terms[:n_terms], unused_off, unused[:n_unused]
