@@ -10,12 +10,13 @@ relatively) and times them alternately: every round plays the same deals of `--g
 seat a compiled random bot (`BatchGame.play_bots`, as `bench_vector.py`'s "engine alone" row), on one
 core, each round in the other order than the last. Both trees are compiled afresh, in a numba cache
 of the run's own (a warm cache could hold stale copies of the kernels a kernel calls from another
-file; see the comment below the imports), so the first minute or two is compiling. Prints
-each side's microseconds per learner step (a learner step: moves / players), the best and the median
-of the rounds, and the median of the per-round ratios, and whether both trees played the same games (the final state arrays of the warm-up deal). `--go-out HANDS` also times the
-learner's mask search alone (`solver_kernel.go_out_face_bits_in`: which discards of a hand after a draw
-go out) on HANDS random dealt hands of each size, 4 to 11 cards, the two trees alternately, the best of
-5 passes each, and checks that both answer the same. Needs git and a checkout; asserts nothing.
+file; see the comment below the imports), so the first minute or two is compiling. Prints each
+side's microseconds per learner step (a learner step: moves / players), the best and the median of
+the rounds, and the median of the per-round ratios, and whether both trees played the same games
+(the final state arrays of the warm-up deal). `--go-out HANDS` also times the learner's mask search
+alone (`solver_kernel.go_out_face_bits_in`: which discards of a hand after a draw go out) on HANDS
+random dealt hands of each size, 4 to 11 cards, the two trees alternately, the best of 5 passes each,
+and checks that both answer the same. Needs git and a checkout; asserts nothing.
 """
 
 from __future__ import annotations

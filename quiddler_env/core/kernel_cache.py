@@ -21,36 +21,44 @@ from pathlib import Path
 from numba.core import caching
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
-CACHED_MARK = "cache=True"
+CACHED_MARK = b"cache=True"
 """What makes a file of the package a kernel module: it asks numba to cache what it compiles."""
+_THIS = Path(__file__).resolve().relative_to(PACKAGE_DIR)  # names the mark, asks for nothing
+
+
+def _read_kernel_sources(package_dir: Path) -> list[tuple[Path, bytes]]:
+    """Each kernel module of the package at package_dir, sorted, with its bytes (each file read once)."""
+    found = []
+    for path in sorted(package_dir.rglob("*.py")):
+        source = path.read_bytes()
+        if CACHED_MARK in source and path.relative_to(package_dir) != _THIS:
+            found.append((path, source))
+    return found
+
+
+def _digest(package_dir: Path, sources: list[tuple[Path, bytes]]) -> str:
+    digest = hashlib.sha256()
+    for path, source in sources:
+        digest.update(path.relative_to(package_dir).as_posix().encode() + b"\0")
+        digest.update(source + b"\0")
+    return digest.hexdigest()
 
 
 def kernel_sources(package_dir: Path = PACKAGE_DIR) -> tuple[Path, ...]:
     """The package's kernel modules: its Python files that ask numba to cache, sorted."""
-    this = Path(__file__).name  # names the mark, asks for nothing
-    return tuple(
-        sorted(
-            p
-            for p in package_dir.rglob("*.py")
-            if not (p.parent == package_dir / "core" and p.name == this)
-            and CACHED_MARK in p.read_text(encoding="utf-8")
-        )
-    )
+    return tuple(path for path, _ in _read_kernel_sources(package_dir))
 
 
 def kernel_sources_digest(package_dir: Path = PACKAGE_DIR) -> str:
     """One digest of every kernel module's path (inside the package) and bytes."""
-    digest = hashlib.sha256()
-    for path in kernel_sources(package_dir):
-        digest.update(path.relative_to(package_dir).as_posix().encode() + b"\0")
-        digest.update(path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    return _digest(package_dir, _read_kernel_sources(package_dir))
 
 
 @lru_cache(maxsize=1)
 def _package_state() -> tuple[frozenset[str], str]:
     # Read once a process: the kernel modules do not change under a running process that uses them.
-    return frozenset(str(p) for p in kernel_sources()), kernel_sources_digest()
+    sources = _read_kernel_sources(PACKAGE_DIR)
+    return frozenset(str(path) for path, _ in sources), _digest(PACKAGE_DIR, sources)
 
 
 class KernelCacheLocator(caching._CacheLocator):
