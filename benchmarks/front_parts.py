@@ -54,10 +54,12 @@ def front_variant(marker: str | None):
     front = namespace["layout_front_hand_in"]
 
     @njit
-    def loop(hands, full_only, S0, S1, S2, S3, S4, S5, S6, S7, points, slack, ws):
+    def loop(hands, full_only, S0, S1, S2, S3, S4, S5, S6, S7, points, slack, by_longest, ws):
         n = 0
         for i in range(hands.shape[0]):
-            n += front(hands[i], S0, 2, full_only[i], S1, S2, S3, S4, S5, S6, S7, points, slack, ws)[0].shape[0]
+            n += front(hands[i], S0, 2, full_only[i], S1, S2, S3, S4, S5, S6, S7, points, slack, by_longest, ws)[
+                0
+            ].shape[0]
         return n
 
     return loop
@@ -77,7 +79,7 @@ def deal_hands(per_size: int, seed: int, S: tuple) -> tuple[np.ndarray, np.ndarr
                 full_only.append(False)
                 kept += 1
             if goers < per_size:
-                front = SK.layout_front_hand(h, S[0], 2, True, *S[1:8], POINTS_ARRAY, -1)
+                front = SK.layout_front_hand(h, S[0], 2, True, *S[1:8], POINTS_ARRAY, -1, False)
                 if front[0].shape[0]:
                     hands.append(h)
                     full_only.append(True)
@@ -91,6 +93,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--slack", type=int, default=10, help="the automatic rule's slack for a player not out")
+    parser.add_argument(
+        "--both-bonuses",
+        action="store_true",
+        help="the most words' bonus counts too (the front by longest word and words, not by longest word alone)",
+    )
     args = parser.parse_args(argv)
     S = BatchGame(num_games=1).S
     hands, full_only = deal_hands(args.per_size, args.seed, S)
@@ -100,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def timed(loop, rows) -> float:
         start = time.perf_counter()
-        loop(hands[rows], full_only[rows], *S[:8], POINTS_ARRAY, args.slack, ws)
+        loop(hands[rows], full_only[rows], *S[:8], POINTS_ARRAY, args.slack, not args.both_bonuses, ws)
         return (time.perf_counter() - start) / rows.size * 1e6
 
     every = np.arange(hands.shape[0])

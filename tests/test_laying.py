@@ -366,7 +366,7 @@ def test_auto_layout_on_seeded_tables_big_sweep():
 # -- the automatic rule's shortcut in the batched engine ------------------------------------------
 
 
-def _kernel_front(counts, full_only: bool, slack: int, min_cards: int = 2):
+def _kernel_front(counts, full_only: bool, slack: int, min_cards: int = 2, by_longest: bool = False):
     """`layout_front_hand` as the engine calls it: (used, longest, words, terms, unused) per layout."""
     solver = get_solver(min_cards=min_cards)
     used, longest, words, term_off, terms, unused_off, unused = layout_front_hand(
@@ -380,6 +380,7 @@ def _kernel_front(counts, full_only: bool, slack: int, min_cards: int = 2):
         solver._term_cards,
         np.asarray(POINTS, dtype=np.int64),
         slack,
+        by_longest,
     )
     return [
         (
@@ -407,7 +408,9 @@ def test_auto_rule_front_keeps_every_layout_the_rule_can_pick(
 ):
     # The engine's automatic rule reads a shortened front (`slack`: the bonuses' worth in all). It must be the
     # whole front's layouts using at least U - slack // 2 points (U: the most any layout uses), with the same
-    # words, and the rule must pick the same layout from it, whatever was laid before.
+    # words, and the rule must pick the same layout from it, whatever was laid before. Where the longest word's
+    # bonus is the only one and not negative (`by_longest`), the front by longest word alone keeps some of
+    # those, in the same order, and the rule still picks the same layout.
     rng = np.random.default_rng(seed)
     hand = [FACES[f] for f in rng.choice(np.asarray(new_deck()), n_cards, replace=False)]
     counts = hand_counts(hand)
@@ -416,11 +419,17 @@ def test_auto_rule_front_keeps_every_layout_the_rule_can_pick(
     slack = abs(bonus_value) * (2 if bonuses == "both" else 1)
     whole = _kernel_front(counts, full_only, -1, min_cards)
     short = _kernel_front(counts, full_only, slack, min_cards)
+    fronts = [short]
+    if bonuses == "longest_word" and bonus_value >= 0:
+        fronts.append(_kernel_front(counts, full_only, slack, min_cards, by_longest=True))
+        assert _kernel_front(counts, full_only, -1, min_cards, by_longest=True) == whole  # no slack: the whole front
     if not whole:
-        assert short == []
+        assert fronts == [[]] * len(fronts)
         return
     most = max(x[0] for x in whole)
     assert short == [x for x in whole if x[0] >= most - slack // 2]
+    kept = iter(short)
+    assert all(x in kept for x in fronts[-1])  # a subsequence of the short front
     for _ in range(4):
         laid = [
             Figures(int(rng.integers(-20, 40)), int(rng.integers(0, 9)), int(rng.integers(0, 5)))
@@ -431,5 +440,6 @@ def test_auto_rule_front_keeps_every_layout_the_rule_can_pick(
             return [Figures(2 * u - total, L, W) for u, L, W, _, _ in front]
 
         want = whole[laying.auto_index(figures(whole), laid, config, 2)]
-        got = short[laying.auto_index(figures(short), laid, config, 2)]
-        assert got == want, (hand, laid)
+        for front in fronts:
+            got = front[laying.auto_index(figures(front), laid, config, 2)]
+            assert got == want, (hand, laid)

@@ -346,16 +346,18 @@ def auto_pick(scores, longest, words, n_front, cards, ints, i, L, R):
 @njit(cache=True, nogil=True)
 def _front(h, full_only, R, S):
     """The layouts a player lays from: the whole front for a choice (`layout: choose`), else only the ones
-    the automatic rule can pick (bonuses worth at most |bonus value| each; `layout_front_path`'s `slack`)."""
+    the automatic rule can pick (bonuses worth at most |bonus value| each; `layout_front_path`'s `slack`, and
+    its `by_longest` where the longest word's is the only bonus that counts, and it is not negative)."""
+    bv = R[R_BONUS_VALUE]
     slack = -1
     if not R[R_CHOOSE]:
-        bv = R[R_BONUS_VALUE]
         slack = 0
         for b in (BONUS_MOST_WORDS, BONUS_LONGEST):
             if R[R_BONUSES] & b:
                 slack += bv if bv > 0 else -bv
+    by_longest = bv == 0 or (bv > 0 and not R[R_BONUSES] & BONUS_MOST_WORDS)
     return layout_front_hand_in(
-        h, S[0], R[R_MIN_CARDS], full_only, S[1], S[2], S[3], S[4], S[5], S[6], S[7], _POINTS, slack, S[8]
+        h, S[0], R[R_MIN_CARDS], full_only, S[1], S[2], S[3], S[4], S[5], S[6], S[7], _POINTS, slack, by_longest, S[8]
     )
 
 

@@ -261,6 +261,7 @@ class HandSolver:
                     self._term_cards,
                     _FACE_POINTS,
                     -1,  # the whole front: players choose from it, and the Python engine's rule reads it
+                    False,
                 )
                 terms, unused, term_off, unused_off = (
                     terms.tolist(),

@@ -896,6 +896,7 @@ def layout_front_path(
     term_cards,
     field_points,
     slack,
+    by_longest,
     ws,
 ):
     """The Pareto front of the hand's layouts over (points used, longest word, words).
@@ -938,6 +939,14 @@ def layout_front_path(
     compete with), so the layouts it returns are the full front's, with the same words.
     `slack` < 0: the whole front. ws: scratch space (`new_scratch`; a new one if the hand needs more).
     The arrays returned are views of ws where they fit: read them before the next search in ws.
+
+    `by_longest` (with `slack` >= 0, for a rule whose only bonus is the longest word's, and not negative):
+    the cells are by L alone, each holding the most (points used, words), compared in that order (one value:
+    used * 32 + W). That rule's key, (score + bonus, L, W), grows with L and with (used, W), so of the layouts
+    with one L it can only pick the best by (used, W), and a cell beaten by one with L' >= L and a better
+    (used, W) never. The argument above, over these cells, keeps every cell on the picked layout and its first
+    winning options in the same order: the layouts returned are those of the full front (same words) that the
+    rule can pick, the one it picks among them, with fewer cells to merge per state.
     """
     m = labels.shape[0]
     strides = _strides(counts)
@@ -957,8 +966,14 @@ def layout_front_path(
         if term_letters[word_term[w]] > max_long:
             max_long = term_letters[word_term[w]]
     n_long = max_long + 1
-    n_words = n_cards // min_cards + 1
-    n_cells = n_long * n_words
+    n_words = n_cards // min_cards + 1  # the values W takes
+    # The table's W axis: none when W is folded into the value (`by_longest`), which then a word adds 32 points
+    # and one word to (`o_points`), and whose points used are value >> vshift.
+    by_longest = by_longest and slack >= 0
+    n_wcells = 1 if by_longest else n_words
+    wstep = 0 if by_longest else 1
+    vshift = 5 if by_longest else 0
+    n_cells = n_long * n_wcells
     full = n_states - 1
 
     # The states the search reaches from the whole hand: a child has a smaller index than
@@ -1052,7 +1067,7 @@ def layout_front_path(
 
     # Dense scratch table of the state being built (all -1 between states) and the list of
     # its filled cells (few: cheaper to sort and compare than sweeping the table).
-    front_cells = _int32_rows(ws, W_FRONT_CELLS, 1, 4 * n_cells + (n_long + 1) * (n_words + 1))
+    front_cells = _int32_rows(ws, W_FRONT_CELLS, 1, 4 * n_cells + (n_long + 1) * (n_wcells + 1))
     sc_buf = front_cells[: 4 * n_cells].reshape((4, n_cells))
     val = sc_buf[0]
     val[:] = -1
@@ -1070,7 +1085,7 @@ def layout_front_path(
             r = s - strides[st_low[s]]
             off = st_off[r]
             for i in range(off, off + st_cnt[r]):
-                c = arena[5 * i + 1] * n_words + arena[5 * i + 2]
+                c = arena[5 * i + 1] * n_wcells + arena[5 * i + 2]
                 val[c] = arena[5 * i]
                 sch[c] = -1
                 schild[c] = i
@@ -1082,13 +1097,13 @@ def layout_front_path(
             cnt = st_cnt[r]
             if cnt == 0:
                 continue
-            pw = o_points[k]
+            pw = (o_points[k] << vshift) + 1 - wstep  # what the word adds to a value
             lw = o_letters[k]
             off = st_off[r]
             for i in range(off, off + cnt):
                 L2 = arena[5 * i + 1]
                 L = L2 if lw < L2 else lw
-                c = L * n_words + arena[5 * i + 2] + 1
+                c = L * n_wcells + arena[5 * i + 2] + wstep
                 u = arena[5 * i] + pw
                 v = val[c]
                 if u > v:
@@ -1116,16 +1131,16 @@ def layout_front_path(
         for i in range(n_touch):
             c = touched[i]
             v = val[c]
-            W = c % n_words
+            W = c % n_wcells
             beaten = False
             for j in range(i + 1, n_touch):
                 c2 = touched[j]
-                if val[c2] > v and c2 % n_words >= W:
+                if val[c2] > v and c2 % n_wcells >= W:
                     beaten = True
                     break
-            if not beaten and v + outside[s] >= floor:
+            if not beaten and (v >> vshift) + outside[s] >= floor:
                 arena[5 * n_arena] = v
-                arena[5 * n_arena + 1] = c // n_words
+                arena[5 * n_arena + 1] = c // n_wcells
                 arena[5 * n_arena + 2] = W
                 arena[5 * n_arena + 3] = sch[c]
                 arena[5 * n_arena + 4] = schild[c]
@@ -1138,22 +1153,23 @@ def layout_front_path(
         sch[0] = -1
         schild[0] = 0
 
-    # Non-dominated cells of the whole hand: more used than every cell with at least as long
-    # a word and as many words.
-    above = front_cells[4 * n_cells :]  # max used over L2 >= L, W2 >= W
+    # Non-dominated cells of the whole hand: a better value than every cell with at least as long
+    # a word and as many words (W: the cell's, or from the value when it is folded in).
+    above = front_cells[4 * n_cells :]  # max value over L2 >= L, W2 >= W
     above[:] = -1
     keys = ws[W_FRONT_KEYS, :n_cells] if ws.shape[1] >= n_cells else np.empty(n_cells, np.int64)
     n_front = 0
     for L in range(n_long - 1, -1, -1):
-        for W in range(n_words - 1, -1, -1):
-            v = val[L * n_words + W]
-            a = above[(L + 1) * (n_words + 1) + W]
-            b = above[L * (n_words + 1) + W + 1]
+        for Wc in range(n_wcells - 1, -1, -1):
+            v = val[L * n_wcells + Wc]
+            a = above[(L + 1) * (n_wcells + 1) + Wc]
+            b = above[L * (n_wcells + 1) + Wc + 1]
             beat = a if a > b else b
-            if v >= 0 and v > beat and v >= floor:
-                keys[n_front] = (np.int64(v) * n_long + L) * n_words + W
+            if v >= 0 and v > beat and (v >> vshift) >= floor:
+                W = v & 31 if by_longest else Wc
+                keys[n_front] = (np.int64(v >> vshift) * n_long + L) * n_words + W
                 n_front += 1
-            above[L * (n_words + 1) + W] = v if v > beat else beat
+            above[L * (n_wcells + 1) + Wc] = v if v > beat else beat
     for i in range(1, n_front):  # largest key first (insertion sort: fronts are short)
         key = keys[i]
         j = i - 1
@@ -1182,7 +1198,7 @@ def layout_front_path(
         used[i] = key // (n_words * n_long)
         longest[i] = L
         words[i] = W
-        c = L * n_words + W
+        c = L * n_wcells + W * wstep
         ch = sch[c]
         cell = schild[c]
         s = full
@@ -1228,9 +1244,10 @@ def layout_front_hand(
     term_cards,
     face_points,
     slack,
+    by_longest,
 ):
     """`layout_front_path` for a hand of 31 face counts (`face_points`: each face's card points; `slack`
-    as there); unused cards come back as faces."""
+    and `by_longest` as there); unused cards come back as faces."""
     return layout_front_hand_in(
         hand,
         key_order,
@@ -1245,6 +1262,7 @@ def layout_front_hand(
         term_cards,
         face_points,
         slack,
+        by_longest,
         np.empty((SCRATCH_ROWS, 0), np.int64),
     )
 
@@ -1264,6 +1282,7 @@ def layout_front_hand_in(
     term_cards,
     face_points,
     slack,
+    by_longest,
     ws,
 ):
     """`layout_front_hand` searching in the scratch space ws (`new_scratch`; a new one if the hand needs more);
@@ -1286,6 +1305,7 @@ def layout_front_hand_in(
         term_cards,
         field_points,
         slack,
+        by_longest,
         ws,
     )
     for k in range(unused.shape[0]):
