@@ -45,9 +45,9 @@ def _go_out_loop(hands, min_cards, S0, S1, S2, S3, S4, S7):
 def _front_loop(hands, min_cards, S0, S1, S2, S3, S4, S5, S6, S7, points, slack):
     layouts = 0
     for i in range(hands.shape[0]):
-        layouts += SK.layout_front_hand(hands[i], S0, min_cards, False, S1, S2, S3, S4, S5, S6, S7, points, slack, False)[
-            0
-        ].shape[0]
+        layouts += SK.layout_front_hand(
+            hands[i], S0, min_cards, False, S1, S2, S3, S4, S5, S6, S7, points, slack, False
+        )[0].shape[0]
     return layouts
 
 
