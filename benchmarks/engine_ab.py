@@ -1,6 +1,7 @@
 """The engine alone, this checkout's against an earlier commit's, interleaved in one process.
 
     python benchmarks/engine_ab.py [--base HEAD] [--rounds 10] [--deals 2] [--games 1024] [--go-out HANDS]
+                                   [--vector STEPS]
 
 The development machine is shared: its speed moves by 10-30% within minutes, more than many
 changes gain, so two runs one after the other compare the machine as much as the code. This
@@ -16,7 +17,11 @@ the rounds, and the median of the per-round ratios, and whether both trees playe
 (the final state arrays of the warm-up deal). `--go-out HANDS` also times the learner's mask search
 alone (`solver_kernel.go_out_face_bits_in`: which discards of a hand after a draw go out) on HANDS
 random dealt hands of each size, 4 to 11 cards, the two trees alternately, the best of 5 passes each,
-and checks that both answer the same. Needs git and a checkout; asserts nothing.
+and checks that both answer the same. `--vector STEPS` also times each tree's vector env (`Quiddler-v0`'s
+`QuiddlerVectorEnv`, `--games` games, random opponents, a uniformly random legal learner as in
+`bench_vector.py`), STEPS steps a round from the same reset and the same learner draws, the rounds
+alternating as above; it checks that both trees' envs return the same observations. Needs git and a
+checkout; asserts nothing.
 """
 
 from __future__ import annotations
@@ -112,6 +117,42 @@ def compare_go_out(packages: list[str], n_hands: int) -> None:
         print(f"{cards:>5} {best[0]:>8.2f} {best[1]:>11.2f} {best[0] / best[1]:>15.2f}")
 
 
+def vector_round(envs, seed: int, steps: int) -> tuple[float, np.ndarray]:
+    """Microseconds a learner step of `steps` vector env steps from `reset(seed)`, and the last observations."""
+    rng = np.random.default_rng(seed)
+    obs, infos = envs.reset(seed=seed)
+    start = time.perf_counter()
+    for _ in range(steps):
+        masks = infos["action_mask"]
+        actions = np.argmax(rng.random(masks.shape) * masks + 1e-9, axis=1)  # as bench_vector.measure_vector
+        obs, _, _, _, infos = envs.step(actions)
+    return (time.perf_counter() - start) / (steps * envs.num_envs) * 1e6, obs
+
+
+def compare_vector(packages: list[str], labels: list[str], n_games: int, steps: int, rounds: int) -> None:
+    """Each tree's vector env, the same steps alternately (see the module docstring)."""
+    envs = [
+        importlib.import_module(f"{package}.envs.vector_env").QuiddlerVectorEnv(num_envs=n_games)
+        for package in packages
+    ]
+    finals = [vector_round(e, 0, 20)[1] for e in envs]  # compiles and warms up
+    same = np.array_equal(finals[0], finals[1])
+    times: list[list[float]] = [[], []]
+    for r in range(rounds):
+        for j in (0, 1) if r % 2 == 0 else (1, 0):
+            times[j].append(vector_round(envs[j], 100 + r, steps)[0])
+    print(f"vector env, {n_games} games, random opponents, {steps} steps a round, {rounds} rounds alternating")
+    print(f"the same observations as the base (after the warm-up's steps): {'yes' if same else 'no'}")
+    print(f"{'tree':<24} {'best':>8} {'median':>8}  (microseconds a learner step)")
+    for label, t in zip(labels, times, strict=True):
+        print(f"{label:<24} {min(t):>8.3f} {statistics.median(t):>8.3f}")
+    ratios = [b / n for b, n in zip(*times, strict=True)]
+    print(
+        f"base / this checkout, per round: median {statistics.median(ratios):.3f}; this checkout faster in "
+        f"{sum(r > 1 for r in ratios)} of {len(ratios)} rounds"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--base", default="HEAD", help="the commit to compare against (default: HEAD)")
@@ -119,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--deals", type=int, default=2)
     p.add_argument("--games", type=int, default=1024)
     p.add_argument("--go-out", type=int, default=0, metavar="HANDS", help="also time the mask's go-out search")
+    p.add_argument("--vector", type=int, default=0, metavar="STEPS", help="also time the vector env, STEPS a round")
     args = p.parse_args(argv)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core, as bench_vector
@@ -143,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
                 times.append(us_per_learner_step(games, bots, args.deals))
         if args.go_out > 0:
             compare_go_out([BASE_NAME, "quiddler_env"], args.go_out)
+        if args.vector > 0:
+            compare_vector([BASE_NAME, "quiddler_env"], list(sides), args.games, args.vector, args.rounds)
 
     print(f"engine alone, {args.games} games x {args.deals} deals, random bots, {args.rounds} rounds alternating")
     print(f"the same games as the base (every game's final state, one deal): {'yes' if same else 'no'}")

@@ -140,6 +140,7 @@ def _walk_field(
     word_term = words[0]
     word_idx = words[1]
     word_packed = words[2]
+    n_words0 = n_words
     st_start = stack[0]
     st_node = stack[1]
     st_packed = stack[2]
@@ -178,19 +179,23 @@ def _walk_field(
                     pack = node_pack[node]
                 packed += unit
                 idx += strides[j]
-                if (pack >> word_bit) & 1:
-                    if terms:
-                        word_term[n_words] = node_term[node]
-                    word_idx[n_words] = idx
-                    word_packed[n_words] = packed
-                    n_words += 1
+                # Without a branch (whether a node ends a word, and whether it goes on, are coin flips to
+                # the processor): the entry is written anyway and kept, by advancing the count, if it is
+                # one. A word's term is read after the walk, from its node.
+                if terms:
+                    word_term[n_words] = node
+                word_idx[n_words] = idx
+                word_packed[n_words] = packed
+                n_words += (pack >> word_bit) & 1
                 # Resume from this node with the later fields, if it has an edge for one of them.
-                if pack & above[j + 1]:
-                    st_start[sp] = j + 1
-                    st_node[sp] = pack
-                    st_packed[sp] = packed
-                    st_idx[sp] = idx
-                    sp += 1
+                st_start[sp] = j + 1
+                st_node[sp] = pack
+                st_packed[sp] = packed
+                st_idx[sp] = idx
+                sp += (pack & above[j + 1]) != 0
+    if terms:
+        for w in range(n_words0, n_words):
+            word_term[w] = node_term[word_term[w]]
     return n_words
 
 
