@@ -683,16 +683,14 @@ def mask_row(i, out, cards, ints, go, L, R, S):
         out[TAKE_DISCARD] = 1
         if ints[i, I_DRAW_LEN] > 0 or ints[i, I_DISC_LEN] > 1:
             out[DRAW_PILE] = 1
-    elif ph == DISCARD:
+    elif ph == DISCARD:  # (written without a branch per face: whether a face is held is a coin flip)
         bits = go_bits(i, cards, ints, go, L, R, S)
         for f in range(FACES):
-            if (bits >> f) & 1:
-                out[GO_OUT_BASE + f] = 1
+            out[GO_OUT_BASE + f] = (bits >> f) & 1
         if not (bits != 0 and R[R_FORCED]):
             base = L[L_HANDS] + ints[i, I_CUR] * FACES
             for f in range(FACES):
-                if cards[i, base + f] > 0:
-                    out[DISCARD_BASE + f] = 1
+                out[DISCARD_BASE + f] = cards[i, base + f] > 0
 
 
 @njit(cache=True, nogil=True)

@@ -677,21 +677,20 @@ def hand_fields(hand, key_order):
     for f in key_order:
         if hand[f] > 0:
             m += 1
-    fields = np.empty((3, m), np.int64)
+    fields = np.empty((3, m + 1), np.int64)  # (one past the faces: `_fields_into` writes there)
     return _fields_into(hand, key_order, fields[0], fields[1], fields[2])
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _fields_into(hand, key_order, faces, labels, counts):
-    """`hand_fields` into the given arrays (at least as many entries as the hand has faces); returns views."""
+    """`hand_fields` into the given arrays (one more entry than the hand has faces, or 31); returns views."""
     j = 0
-    for rank in range(key_order.shape[0]):
+    for rank in range(key_order.shape[0]):  # written anyway, kept if held: no branch to mispredict per face
         f = key_order[rank]
-        if hand[f] > 0:
-            faces[j] = f
-            labels[j] = rank + 1
-            counts[j] = hand[f]
-            j += 1
+        faces[j] = f
+        labels[j] = rank + 1
+        counts[j] = hand[f]
+        j += hand[f] > 0
     return faces[:j], labels[:j], counts[:j]
 
 
@@ -738,12 +737,9 @@ def go_out_face_bits_in(
     field_bits = go_out_fields(
         labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, whole, ws
     )
-    bits = np.int64(0)
+    bits = ((field_bits >> m) & 1) << 31
     for j in range(m):
-        if (field_bits >> j) & 1:
-            bits |= np.int64(1) << faces[j]
-    if (field_bits >> m) & 1:
-        bits |= np.int64(1) << 31
+        bits |= ((field_bits >> j) & 1) << faces[j]
     return bits
 
 
