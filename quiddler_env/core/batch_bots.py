@@ -15,7 +15,7 @@ from numba import njit
 
 from . import batch_kernels as K
 from .borrow import borrow
-from .solver_kernel import best_layout_hand, discard_table, go_out_face
+from .solver_kernel import best_layout_hand, discard_table, go_out_face, popcount, trailing_zeros
 
 NOT_A_BOT = -1
 """Bot code of a seat the kernels do not play (the learner, or a Python policy)."""
@@ -40,14 +40,20 @@ def _auto_lay(i, cards, ints, L, R):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _nth_face(cards, base, n, struck):
-    """The face of the n-th (from 0) of the hand's faces at `base` that are not in the bit set `struck`."""
+def _held_faces(cards, base):
+    """The faces of the hand at `base`, as bits (without a branch per face: whether one is held is a coin flip)."""
+    held = np.int64(0)
     for f in range(K.FACES):
-        if cards[base + f] > 0 and not (struck >> f) & 1:
-            if n == 0:
-                return f
-            n -= 1
-    return -1
+        held |= np.int64(cards[base + f] > 0) << f
+    return held
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _nth_face(faces, n):
+    """The n-th (from 0, lowest first) face of the bit set `faces` (it has more than n)."""
+    for _ in range(n):
+        faces &= faces - 1
+    return trailing_zeros(faces)
 
 
 @njit(cache=True, nogil=True, inline="always")  # inlined: a call costs a reference count per array
@@ -73,9 +79,8 @@ def random_action(i, cards, ints, rng, go, L, R, S):
         return -1
     c = cards[i]
     base = L[K.L_HANDS] + ints[i, K.I_CUR] * K.FACES
-    d = 0
-    for f in range(K.FACES):
-        d += c[base + f] > 0
+    held = _held_faces(c, base)
+    d = popcount(held)
     if R[K.R_FORCED]:  # discarding is legal only when going out is not: the whole search
         bits = K.go_bits(i, cards, ints, go, L, R, S)
         if bits != 0:
@@ -88,7 +93,7 @@ def random_action(i, cards, ints, rng, go, L, R, S):
                     if k == 0:
                         return K.GO_OUT_BASE + f
                     k -= 1
-        return K.DISCARD_BASE + _nth_face(c, base, K.below(rng, i, 1, d), 0)
+        return K.DISCARD_BASE + _nth_face(held, K.below(rng, i, 1, d))
     known = go[i]
     ws = S[8]
     searching = False  # the search is readied at the first go-out pick: half the picks are discards
@@ -97,8 +102,8 @@ def random_action(i, cards, ints, rng, go, L, R, S):
     while True:
         k = K.below(rng, i, 1, d + n_go)
         if k < d:
-            return K.DISCARD_BASE + _nth_face(c, base, k, 0)
-        f = _nth_face(c, base, k - d, struck)
+            return K.DISCARD_BASE + _nth_face(held, k)
+        f = _nth_face(held & ~struck, k - d)
         if known == K.GO_UNKNOWN and not searching:
             h = K.hand_of(cards, i, L, ints[i, K.I_CUR])
             if K.may_go_out(i, h, ints):

@@ -110,7 +110,7 @@ def _int32_rows(ws, row, n_rows, need):
 
 
 @intrinsic
-def _popcount(typingctx, x):
+def popcount(typingctx, x):
     """Set bits of an integer: LLVM's ctpop, one instruction where the processor has one (the trie walk
     counts a node's edges below a label at every step; LLVM left the shift-and-mask form as it was)."""
     if not isinstance(x, types.Integer):
@@ -165,7 +165,7 @@ def _walk_field(
             lab = trailing_zeros(avail)
             avail &= avail - 1
             j = field_of[lab]
-            node = first0 + _popcount(labs0 & ((np.int64(1) << lab) - 1)) + 1
+            node = first0 + popcount(labs0 & ((np.int64(1) << lab) - 1)) + 1
             pack = node_pack[node]
             packed = packed0
             idx = idx0
@@ -175,7 +175,7 @@ def _walk_field(
                     labs = pack & _LABEL_MASK
                     if (labs >> lab) & 1 == 0:
                         break
-                    node = ((pack >> PACK_START_SHIFT) & _START_MASK) + _popcount(labs & ((np.int64(1) << lab) - 1)) + 1
+                    node = ((pack >> PACK_START_SHIFT) & _START_MASK) + popcount(labs & ((np.int64(1) << lab) - 1)) + 1
                     pack = node_pack[node]
                 packed += unit
                 idx += strides[j]
