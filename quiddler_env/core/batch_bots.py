@@ -105,7 +105,7 @@ def random_action(i, cards, ints, rng, go, L, R, S):
             return K.DISCARD_BASE + _nth_face(held, k)
         f = _nth_face(held & ~struck, k - d)
         if known == K.GO_UNKNOWN and not searching:
-            h = K.hand_of(cards, i, L, ints[i, K.I_CUR])
+            h = K.hand_of(cards, i, L, ints[i, K.I_CUR], S)
             if K.may_go_out(i, h, ints):
                 ws = K.go_search(i, h, R, S)
                 searching = True
@@ -150,7 +150,7 @@ def _prime_greedy(i, cards, ints, go, L, R, S, table_memo):
     question for the hand, so the go-out search is not run a second time."""
     if ints[i, K.I_PHASE] != K.DISCARD or go[i] != K.GO_UNKNOWN:
         return
-    h = K.hand_of(cards, i, L, ints[i, K.I_CUR])
+    h = K.hand_of(cards, i, L, ints[i, K.I_CUR], S)
     if ints[i, K.I_WENT_OUT] >= 0 or h.sum() <= 1:
         go[i] = 0
         return
@@ -214,7 +214,7 @@ def greedy_action(i, mask, cards, ints, rng, L, R, S, best_memo, table_memo):
     if ph == K.LAY:
         return _auto_lay(i, cards, ints, L, R)
     p = ints[i, K.I_CUR]
-    h = K.hand_of(cards, i, L, p)
+    h = K.hand_of(cards, i, L, p, S)
     if ph == K.DRAW:
         if mask[K.TAKE_DISCARD] and mask[K.DRAW_PILE] and ints[i, K.I_DISC_LEN] > 0:
             k0, k1 = _key(h)

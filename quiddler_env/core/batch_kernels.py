@@ -35,7 +35,7 @@ from .borrow import borrow
 from .cards import COUNTS, DECK_SIZE, NUM_FACES, POINTS, new_deck
 from .config import MAX_HAND_SIZE
 from .observation_slices import LETTERS_SCALE, TOTAL_SCALE, WORDS_SCALE
-from .solver_kernel import go_out_face_bits_in, go_out_face_start, layout_front_hand_in
+from .solver_kernel import W_HAND, go_out_face_bits_in, go_out_face_start, layout_front_hand_in
 
 # -- the action table (as `actions`) and the phases (as `game.Phase`) ---------------------------
 DRAW_PILE, TAKE_DISCARD, DISCARD_BASE, GO_OUT_BASE, LAY_BASE = 0, 1, 2, 33, 64
@@ -206,9 +206,10 @@ def permutation_kernel(state, values):
 
 
 @njit(cache=True, nogil=True)
-def hand_of(cards, i, L, p):
-    """Player p's hand in game i as 31 int64 counts (the solver's input)."""
-    h = np.empty(FACES, np.int64)
+def hand_of(cards, i, L, p, S):
+    """Player p's hand in game i as 31 int64 counts (the solver's input), in the scratch space's row W_HAND
+    (an allocation per hand cost more than copying it): valid until the next `hand_of`."""
+    h = S[8][W_HAND, :FACES]
     base = L[L_HANDS] + p * FACES
     for f in range(FACES):
         h[f] = cards[i, base + f]
@@ -467,7 +468,7 @@ def _lay_next(i, p, cards, ints, rng, go, L, R, sizes, S):
     while ints[i, I_Q_HEAD] < ints[i, I_Q_LEN]:
         q = cards[i, L[L_QUEUE] + ints[i, I_Q_HEAD]]
         full_only = q == ints[i, I_WENT_OUT]
-        h = hand_of(cards, i, L, q)
+        h = hand_of(cards, i, L, q, S)
         total = hand_points(h)
         used, longest, words, term_off, terms, unused_off, unused = _front(h, full_only, R, S)
         n_front = used.shape[0]
@@ -554,7 +555,7 @@ def may_go_out(i, h, ints):
 
 @njit(cache=True, nogil=True, inline="always")  # inlined: a call costs a reference count per array
 def _go_bits(i, p, cards, ints, L, R, S):
-    h = hand_of(cards, i, L, p)
+    h = hand_of(cards, i, L, p, S)
     if not may_go_out(i, h, ints):
         return np.int64(0)
     return go_out_face_bits_in(h, S[0], R[R_MIN_CARDS], S[1], S[2], S[3], S[4], S[7], False, S[8]) & FACE_BITS

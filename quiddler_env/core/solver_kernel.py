@@ -64,7 +64,8 @@ _START_MASK = (1 << PACK_START_BITS) - 1
 # hand_words' `above` [0, 16) and `field_of` [16, 80); _low_starts' `low_start` [80, 96);
 # the go-out search's figures [112, 118) and strides [128, 141) (`go_out_start`, which also keeps `above` and
 # `field_of` there, each field's walked words in [80, 112), and the hand's labels and counts in row W_LOW)
-W_SMALL = 9  # (row 10 is free: it held a word order that hand_words now lists in)
+W_SMALL = 9
+W_HAND = 10  # the batched engine's hand being searched (`batch_kernels.hand_of`; no search writes this row)
 W_MEMO = 11  # go_out_fields: the cover memo (as int8)
 W_COVER = 12  # go_out_fields: _covers' stack, 4 rows
 W_FIELDS = 16  # the *_in functions: the hand's faces [0, 32), labels [32, 64), counts [64, 96), points [96, 128)
