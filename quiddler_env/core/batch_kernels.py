@@ -787,7 +787,6 @@ def observe_row(i, p, out, cards, ints, L, R, SL):
         out[o_went + (wo - p) % n] = 1.0
     for f in range(FACES):
         out[o_disc + f] = cards[i, L[L_DISC_COUNTS] + f]
-    known = np.zeros(FACES, np.int64)
     for j in range(ints[i, I_N_LAID]):
         seat = cards[i, L[L_LAY_ORDER] + j]
         k = (seat - p) % n
@@ -809,9 +808,9 @@ def observe_row(i, p, out, cards, ints, L, R, SL):
             out[o_taken + (k - 1) * FACES + f] = t
             if laid and cards[i, lc + f] > t:  # cards it surely holds: taken, or laid (they may overlap)
                 t = cards[i, lc + f]
-            known[f] += t
+            out[o_unseen + f] += t  # the cards known held by others, summed in place (no array to allocate)
     for f in range(FACES):
-        u = _DECK_COUNTS[f] - cards[i, hand + f] - cards[i, L[L_DISC_COUNTS] + f] - known[f]
+        u = _DECK_COUNTS[f] - cards[i, hand + f] - cards[i, L[L_DISC_COUNTS] + f] - np.int64(out[o_unseen + f])
         out[o_unseen + f] = u if u > 0 else 0
     out[o_draw] = ints[i, I_DRAW_LEN] / float(DECK_SIZE)
     for k in range(n):
