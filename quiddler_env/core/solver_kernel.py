@@ -94,7 +94,7 @@ def _own_scratch(n_states):
     return np.empty((SCRATCH_ROWS, max(n_states + 1, _SCRATCH_MIN_WIDTH)), np.int64)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _scratch_for(ws, n_states):
     """ws if its rows hold a search over n_states states, else a new scratch space that does."""
     if ws.shape[1] > n_states and ws.shape[1] >= _SCRATCH_MIN_WIDTH:
@@ -102,7 +102,7 @@ def _scratch_for(ws, n_states):
     return _own_scratch(n_states)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _int32_rows(ws, row, n_rows, need):
     """`need` int32 entries: rows [row, row + n_rows) of ws if they hold that many, else a new array."""
     if 2 * n_rows * ws.shape[1] >= need:
@@ -246,7 +246,7 @@ def hand_words(labels, counts, strides, min_cards, edge_start, node_pack, edge_c
     return words[0, :n_words], words[1, :n_words], words[2, :n_words], word_low[:n_words]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _low_starts(word_low, m, ws):
     """Where each lowest field's words start in `hand_words`' list (grouped by lowest field, lowest first:
     field j's are [low_start[j], low_start[j + 1])), and the guard mask; low_start is a view of ws."""
@@ -682,7 +682,7 @@ def hand_fields(hand, key_order):
     return _fields_into(hand, key_order, fields[0], fields[1], fields[2])
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _fields_into(hand, key_order, faces, labels, counts):
     """`hand_fields` into the given arrays (one more entry than the hand has faces, or 31); returns views."""
     j = 0
@@ -695,7 +695,7 @@ def _fields_into(hand, key_order, faces, labels, counts):
     return faces[:j], labels[:j], counts[:j]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _fields_in_scratch(hand, key_order, ws):
     """A scratch space for the hand's search (ws if it is large enough) and the hand's fields in its W_FIELDS row."""
     n_states = 1
