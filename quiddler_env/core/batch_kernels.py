@@ -205,7 +205,7 @@ def permutation_kernel(state, values):
 # -- reading a game's rows ----------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def hand_of(cards, i, L, p, S):
     """Player p's hand in game i as 31 int64 counts (the solver's input), in the scratch space's row W_HAND
     (an allocation per hand cost more than copying it): valid until the next `hand_of`."""
@@ -351,7 +351,7 @@ def auto_pick(scores, longest, words, n_front, cards, ints, i, L, R):
     return best
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _front(h, full_only, R, S):
     """The layouts a player lays from: the whole front for a choice (`layout: choose`), else only the ones
     the automatic rule can pick (bonuses worth at most |bonus value| each; `layout_front_path`'s `slack`, and
@@ -369,7 +369,7 @@ def _front(h, full_only, R, S):
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _record(i, rec, urec, used, unused, terms, unused_faces, cards, ints):
     """Write a layout's record (`REC`) at ints offset rec and its unused faces at cards offset urec."""
     ints[i, rec + RC_USED] = used
@@ -391,7 +391,7 @@ def _copy_record(i, rec_from, urec_from, rec_to, urec_to, cards, ints):
         cards[i, urec_to + u] = cards[i, urec_from + u]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _lay(i, q, score, longest, words, used, unused, h, unused_faces, terms, cards, ints, L):
     """Player q of game i lays: its figures and cards in words become public; it joins the laying order."""
     _record(i, L[L_LAID_REC] + q * REC, L[L_LAID_UNUSED] + q * UREC, used, unused, terms, unused_faces, cards, ints)

@@ -285,7 +285,7 @@ _M_STRIDES = 128  # W_SMALL [128, 141): the hand's strides
 _M_LABELS, _M_COUNTS = 0, 16  # W_LOW [0, 16), [16, 32): the hand's labels and counts
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def go_out_start(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, ws):
     """Ready a go-out search of a hand after drawing (its fields) in ws, for `go_out_field`.
 
@@ -429,13 +429,13 @@ def _covers(j0, j1, whole, node_pack, ws):
     return bits
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def go_out_field(j, node_pack, ws):
     """After `go_out_start`: can the hand minus one card of field j be laid out completely."""
     return _covers(j, j + 1, False, node_pack, ws) != 0
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def go_out_fields(labels, counts, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, whole, ws):
     """For a hand after drawing: bit j set iff the hand minus one card of field j can be laid out.
 
@@ -724,7 +724,7 @@ def go_out_face_bits(hand, key_order, min_cards, edge_start, edge_label, edge_ch
     )
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def go_out_face_bits_in(
     hand, key_order, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, whole, ws
 ):
@@ -744,7 +744,7 @@ def go_out_face_bits_in(
     return bits
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def go_out_face_start(hand, key_order, min_cards, edge_start, edge_label, edge_child, node_term, term_cards, ws):
     """Ready a go-out search of a hand after drawing (31 face counts, at most MAX_FIELDS faces) for
     `go_out_face`; returns the scratch space it runs in (ws, or a new one if the hand needs more)."""
@@ -753,7 +753,7 @@ def go_out_face_start(hand, key_order, min_cards, edge_start, edge_label, edge_c
     return ws
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def go_out_face(face, node_pack, ws):
     """After `go_out_face_start`: can the hand minus one card of `face` be laid out completely (the trie's
     node pack as given to the start, `solver.solver_trie`)."""
@@ -1269,7 +1269,7 @@ def layout_front_hand(
     )
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def layout_front_hand_in(
     hand,
     key_order,
