@@ -220,7 +220,7 @@ def _field_labels(labels, small):
     return above, field_of
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def hand_words(labels, counts, strides, min_cards, edge_start, node_pack, edge_child, node_term, term_cards, ws):
     """Every word multiset in the hand: (term id, state index, packed form, lowest field) arrays.
 
@@ -263,7 +263,7 @@ def _low_starts(word_low, m, ws):
     return low_start, guard
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _strides(counts):
     m = counts.shape[0]
     strides = np.empty(m + 1, np.int64)
