@@ -84,15 +84,7 @@ def random_action(i, cards, ints, rng, go, L, R, S):
     if R[K.R_FORCED]:  # discarding is legal only when going out is not: the whole search
         bits = K.go_bits(i, cards, ints, go, L, R, S)
         if bits != 0:
-            n = 0
-            for f in range(K.FACES):
-                n += (bits >> f) & 1
-            k = K.below(rng, i, 1, n)
-            for f in range(K.FACES):
-                if (bits >> f) & 1:
-                    if k == 0:
-                        return K.GO_OUT_BASE + f
-                    k -= 1
+            return K.GO_OUT_BASE + _nth_face(bits, K.below(rng, i, 1, popcount(bits)))
         return K.DISCARD_BASE + _nth_face(held, K.below(rng, i, 1, d))
     known = go[i]
     ws = S[8]

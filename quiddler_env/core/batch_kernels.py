@@ -232,23 +232,16 @@ def start_round(i, cards, ints, rng, go, L, R, sizes):
     """Deal round `ints[i, I_ROUND]` of game i: shuffle, deal from the dealer's left, turn the discard top."""
     n = R[R_PLAYERS]
     hs = sizes[ints[i, I_ROUND]]
-    # The deck is shuffled (or stacked) top first; the pile is stored bottom first (its top is its last card).
+    # The deck is shuffled (or stacked) top first, in place: the pile is stored bottom first (its top is its
+    # last card), so the deck is the pile read backwards.
     d = L[L_DRAW]
+    deck = cards[i, d : d + DECK_SIZE][::-1]
     if ints[i, I_ROUND] < ints[i, I_STACKED]:  # the first I_STACKED rounds deal stacked decks
         start = L[L_STACK] + ints[i, I_ROUND] * DECK_SIZE
-        for k in range(DECK_SIZE):
-            cards[i, d + k] = cards[i, start + DECK_SIZE - 1 - k]
+        deck[:] = cards[i, start : start + DECK_SIZE]
     else:
-        # `shuffle` of the deck, done in place on the pile, whose position p holds the deck's card DECK_SIZE - 1 - p
-        # (no copy of the deck to shuffle and turn over).
-        for k in range(DECK_SIZE):
-            cards[i, d + k] = _DECK[DECK_SIZE - 1 - k]
-        top = d + DECK_SIZE - 1
-        for j in range(DECK_SIZE - 1, 0, -1):
-            k = below(rng, i, 0, j + 1)
-            t = cards[i, top - j]
-            cards[i, top - j] = cards[i, top - k]
-            cards[i, top - k] = t
+        deck[:] = _DECK
+        shuffle(rng, i, deck, DECK_SIZE)
     for k in range(L[L_HANDS], L[L_DISC_COUNTS] + FACES):  # hands, cards known taken, discard counts
         cards[i, k] = 0
     for k in range(L[L_LAID_CARDS], L[L_STACK]):

@@ -136,7 +136,8 @@ def _walk_field(
     the last pushed first. A node's edges go to consecutive nodes, sorted by label, the first at
     `edge_start[node] + 1`, and `node_pack[node]` has bit l set for each edge of label l, so the child by
     label l is node `edge_start[node] + (the set bits below l) + 1`; the pack also holds the node's first
-    edge and its word flags, so each step down is one read (the walk is bound by memory latency).
+    edge and its word flags, so each step down is one read. (The walk is bound by its branches, not by memory:
+    on the trie minimized to a word graph that fits the second-level cache it was no faster.)
     """
     word_term = words[0]
     word_idx = words[1]
@@ -969,8 +970,8 @@ def layout_front_path(
             max_long = term_letters[word_term[w]]
     n_long = max_long + 1
     n_words = n_cards // min_cards + 1  # the values W takes
-    # The table's W axis: none when W is folded into the value (`by_longest`), which then a word adds 32 points
-    # and one word to (`o_points`), and whose points used are value >> vshift.
+    # The table's W axis: none when W is folded into the value (`by_longest`: value = used * 32 + W, so a word
+    # adds its points << 5 and one word, and the points used are value >> vshift).
     by_longest = by_longest and slack >= 0
     n_wcells = 1 if by_longest else n_words
     wstep = 0 if by_longest else 1
