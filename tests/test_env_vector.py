@@ -274,3 +274,22 @@ def test_max_cycles_truncates_and_reset_mask_resets_some():
     assert records[-1][3].all() and not records[-1][2].any()
     obs, _ = envs.reset(options={"reset_mask": np.array([True, False, False])})
     assert observation_layout(2).view(obs[0])["round"][0] == pytest.approx(1 / 8)
+
+
+def test_returned_observations_and_masks_stay_the_callers():
+    envs = make(3)
+    obs0, infos0 = envs.reset(seed=5)
+    kept = [(obs0, obs0.copy(), infos0["action_mask"], infos0["action_mask"].copy())]
+    for _ in range(6):
+        obs, _, _, _, infos = envs.step(first_legal(infos0["action_mask"]))
+        assert not any(np.shares_memory(obs, o) for o, *_ in kept)
+        kept.append((obs, obs.copy(), infos["action_mask"], infos["action_mask"].copy()))
+        infos0 = infos
+    obs, infos = envs.reset(options={"reset_mask": np.array([False, True, False])})
+    assert not np.array_equal(obs[1], kept[-1][1][1]) and np.array_equal(obs[0], kept[-1][1][0])
+    for obs_then, copy_then, mask_then, mask_copy in kept:  # nothing later wrote into them
+        assert np.array_equal(obs_then, copy_then) and np.array_equal(mask_then, mask_copy)
+    obs[:] = -1.0  # and writing into them changes nothing the env reads
+    infos["action_mask"][:] = 0
+    obs2, _, _, _, infos2 = envs.step(first_legal(envs.action_masks()))
+    assert (obs2 >= 0).all() and infos2["action_mask"].any()

@@ -207,8 +207,9 @@ class QuiddlerVectorEnv(VectorEnv):
         slots = self.games.all_games if mask is None else np.flatnonzero(np.asarray(mask, dtype=bool))
         self._start(slots)
         self._needs_reset[slots] = False
+        self.observations = self.observations.copy()  # the array the last step returned stays the caller's
         self._refresh(slots)
-        return self.observations.copy(), self._infos(np.zeros(self.num_envs, dtype=bool))
+        return self.observations, self._infos(np.zeros(self.num_envs, dtype=bool))
 
     def _refresh(self, slots: np.ndarray) -> None:
         # Straight into the env's arrays, row by game (a game that is over gets an all-zero mask).
@@ -237,9 +238,12 @@ class QuiddlerVectorEnv(VectorEnv):
             if self.autoreset_mode == AutoresetMode.NEXT_STEP
             else np.empty(0, np.int64)
         )
-        playing = np.ones(N, dtype=bool)
-        playing[restart] = False
-        slots = np.flatnonzero(playing)
+        if restart.size:
+            playing = np.ones(N, dtype=bool)
+            playing[restart] = False
+            slots = np.flatnonzero(playing)
+        else:
+            slots = self.games.all_games
         acts = actions[slots].astype(np.int64)
         legal = (acts >= 0) & (acts < self.num_actions)
         legal[legal] = self.masks[slots[legal], acts[legal]] > 0
@@ -263,14 +267,16 @@ class QuiddlerVectorEnv(VectorEnv):
                 truncated[cut] = True
         done = terminated | truncated
         round_ended = g.rounds_completed != rounds_before
-        self._refresh(slots)
-        self.masks[np.flatnonzero(done)] = 0
-        infos = self._infos(round_ended, done=done & ~illegal, illegal=illegal)
-        if restart.size:
-            self._start(restart)
-            self._refresh(restart)
         ended = np.flatnonzero(done)
-        if self.autoreset_mode == AutoresetMode.SAME_STEP and ended.size:
+        same_step = self.autoreset_mode == AutoresetMode.SAME_STEP and ended.size > 0
+        infos = self._infos(round_ended, done=done & ~illegal, illegal=illegal, masks=same_step)
+        # Every row of the observations is written below (the restarted games' too), so they go into a new
+        # array, which is returned as it is: the one the last step returned stays the caller's.
+        self.observations = np.empty_like(self.observations)
+        if same_step:
+            self._refresh(slots)
+            self.masks[ended] = 0
+            infos["action_mask"] = self.masks.copy()  # the final infos' masks: all zero where it ended
             final_obs = np.empty(N, dtype=object)
             for i in ended.tolist():
                 final_obs[i] = self.observations[i].copy()
@@ -281,10 +287,14 @@ class QuiddlerVectorEnv(VectorEnv):
             self._start(ended)
             self._refresh(ended)
         else:
+            if restart.size:
+                self._start(restart)
+            self._refresh(self.games.all_games)  # one pass: the games stepped and the restarted ones
+            self.masks[ended] = 0
             self._needs_reset = done
         infos["action_mask"] = self.masks.copy()
         infos["seat"] = self.seats.copy()
-        return self.observations.copy(), rewards, terminated, truncated, infos
+        return self.observations, rewards, terminated, truncated, infos
 
     def _rewards(self, slots: np.ndarray) -> np.ndarray:
         """The learner's reward from the round ends since its last move (`common.round_rewards` in arrays)."""
@@ -311,16 +321,22 @@ class QuiddlerVectorEnv(VectorEnv):
             out[over] = np.where(won, np.where(sole, 1.0, 0.0), -1.0) * self.reward_scale
         return out
 
-    def _infos(self, round_ended: np.ndarray, *, done: np.ndarray | None = None, illegal: np.ndarray | None = None):
+    def _infos(
+        self,
+        round_ended: np.ndarray,
+        *,
+        done: np.ndarray | None = None,
+        illegal: np.ndarray | None = None,
+        masks: bool = True,
+    ):
+        """The infos of a reset or a step (`masks`: with the masks and seats now; a step sets its own)."""
         g = self.games
         N = self.num_envs
         everyone = np.ones(N, dtype=bool)
-        infos: dict[str, Any] = {
-            "action_mask": self.masks.copy(),
-            "_action_mask": everyone,
-            "seat": self.seats.copy(),
-            "_seat": everyone,
-        }
+        infos: dict[str, Any] = {"_action_mask": everyone, "_seat": everyone}
+        if masks:
+            infos["action_mask"] = self.masks.copy()
+            infos["seat"] = self.seats.copy()
         if round_ended.any():
             infos["round_scores"] = g.round_scores.astype(np.int64)
             infos["_round_scores"] = round_ended.copy()
