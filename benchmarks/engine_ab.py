@@ -51,6 +51,8 @@ from numba import njit  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench_vector import random_legal  # noqa: E402  (the benchmarks' random learner)
+
 BASE_NAME = "quiddler_base"
 
 
@@ -123,9 +125,7 @@ def vector_round(envs, seed: int, steps: int) -> tuple[float, np.ndarray]:
     obs, infos = envs.reset(seed=seed)
     start = time.perf_counter()
     for _ in range(steps):
-        masks = infos["action_mask"]
-        actions = np.argmax(rng.random(masks.shape) * masks + 1e-9, axis=1)  # as bench_vector.measure_vector
-        obs, _, _, _, infos = envs.step(actions)
+        obs, _, _, _, infos = envs.step(random_legal(rng, infos["action_mask"]))  # as bench_vector.measure_vector
     return (time.perf_counter() - start) / (steps * envs.num_envs) * 1e6, obs
 
 

@@ -36,6 +36,8 @@ from numba import njit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_vector import random_legal  # noqa: E402  (the benchmarks' random learner)
+
 import quiddler_env  # noqa: E402,F401  (registers the ids)
 from quiddler_env.core import batch_kernels as K  # noqa: E402
 from quiddler_env.core import solver_kernel as SK  # noqa: E402
@@ -105,8 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     _, infos = envs.reset(seed=args.seed)
     step_seconds = 0.0
     for _ in range(args.steps):
-        masks = infos["action_mask"]
-        actions = np.argmax(rng.random(masks.shape) * masks + 1e-9, axis=1)
+        actions = random_legal(rng, infos["action_mask"])
         round_before = g.ints[:, K.I_ROUND].copy()
         done_before = g.rounds_completed.copy()
         start = time.perf_counter()
