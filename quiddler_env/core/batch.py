@@ -173,6 +173,30 @@ class BatchGame:
             self.L, self.R, self.sizes, self.S, self.num_actions, self.best_memo, self.table_memo,
         )  # fmt: skip
 
+    def step_and_view(
+        self,
+        actions: np.ndarray,
+        games: np.ndarray,
+        bots: np.ndarray,
+        moves: np.ndarray,
+        seats: np.ndarray,
+        masks: np.ndarray,
+        observations: np.ndarray,
+    ) -> None:
+        """`step`, then `play_bots`, then each game's mask into masks[i] and seat seats[i]'s observation into
+        observations[i] (both a row per game of the batch), in one compiled call (the vector env's step when
+        every other seat is a compiled bot). Nothing moves if any action is illegal."""
+        games = np.ascontiguousarray(games, dtype=np.int64)
+        actions = np.ascontiguousarray(actions, dtype=np.int64)
+        if actions.shape != games.shape:
+            raise ValueError(f"step_and_view: {actions.size} actions for {games.shape[0]} games")
+        bad = BB.step_and_view(
+            games, actions, bots, moves, seats, masks, observations, self.cards, self.ints, self.rng, self.go,
+            self.L, self.R, self.sizes, self.S, self.obs_starts, self.num_actions, self.best_memo, self.table_memo,
+        )  # fmt: skip
+        if bad >= 0:
+            self._illegal(int(games[bad]), int(actions[bad]))
+
     def bot_actions(self, games: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """The move bot `codes[j]` picks in game games[j] now (nothing moves; the bot's generator advances)."""
         games = np.ascontiguousarray(games, dtype=np.int64)
@@ -233,11 +257,13 @@ class BatchGame:
             raise ValueError(f"step: {actions.size} actions for {games.shape[0]} games")
         bad = K.step_games(games, actions, self.cards, self.ints, self.rng, self.go, self.L, self.R, self.sizes, self.S)
         if bad >= 0:
-            i, a = int(games[bad]), int(actions[bad])
-            legal = np.flatnonzero(self.action_masks(np.asarray([i]))[0]).tolist()
-            raise IllegalActionError(
-                f"illegal action {a} for player {int(self.ints[i, K.I_CUR])} in game {i}; legal: {legal or 'none'}"
-            )
+            self._illegal(int(games[bad]), int(actions[bad]))
+
+    def _illegal(self, i: int, a: int) -> None:
+        legal = np.flatnonzero(self.action_masks(np.asarray([i]))[0]).tolist()
+        raise IllegalActionError(
+            f"illegal action {a} for player {int(self.ints[i, K.I_CUR])} in game {i}; legal: {legal or 'none'}"
+        )
 
     def action_masks(
         self, games: np.ndarray | None = None, out: np.ndarray | None = None, *, at_games: bool = False

@@ -260,6 +260,24 @@ def bot_action(code, i, mask, cards, ints, rng, go, L, R, S, best_memo, table_me
     return random_action(i, cards, ints, rng, go, L, R, S)
 
 
+@njit(cache=True, nogil=True, inline="always")  # inlined: a call costs a reference count per array
+def _play_game(i, bots, moves, mask, cards, ints, rng, go, L, R, sizes, S, best_memo, table_memo):
+    """Move game i while its current seat is a compiled bot and it is not over (mask: scratch for greedy)."""
+    while ints[i, K.I_PHASE] != K.GAME_OVER:
+        code = bots[i, ints[i, K.I_CUR]]
+        if code < 0:
+            break
+        # Each bot called directly, not through `bot_action`: a random bot needs few arrays.
+        if code == GREEDY:
+            _prime_greedy(i, cards, ints, go, L, R, S, table_memo)
+            K.mask_row(i, mask, cards, ints, go, L, R, S)
+            a = greedy_action(i, mask, cards, ints, rng, L, R, S, best_memo, table_memo)
+        else:
+            a = random_action(i, cards, ints, rng, go, L, R, S)
+        K.step_one(i, a, cards, ints, rng, go, L, R, sizes, S)
+        moves[i] += 1
+
+
 @njit(cache=True, nogil=True)
 def play_bots(games, bots, moves, cards, ints, rng, go, L, R, sizes, S, num_actions, best_memo, table_memo):
     """Move each of `games` while its current seat is a compiled bot (`bots[i, seat] >= 0`) and it is not over.
@@ -270,20 +288,33 @@ def play_bots(games, bots, moves, cards, ints, rng, go, L, R, sizes, S, num_acti
     )
     mask = np.zeros(num_actions, np.int8)
     for j in range(games.shape[0]):
+        _play_game(games[j], bots, moves, mask, cards, ints, rng, go, L, R, sizes, S, best_memo, table_memo)
+
+
+@njit(cache=True, nogil=True)
+def step_and_view(
+    games, actions, bots, moves, seats, masks, obs, cards, ints, rng, go, L, R, sizes, S, SL, num_actions,
+    best_memo, table_memo,
+):  # fmt: skip
+    """A vector env's step where every other seat is a compiled bot, in one call: in each game i = games[j],
+    play actions[j], then its bots up to seat seats[i]'s next move (`play_bots`), then write its mask into
+    masks[i] and that seat's observation into obs[i]. Returns the first j whose action is illegal, or -1
+    (nothing moved then). One game at a time: its rows stay in the cache from its move to its view."""
+    bots, moves, seats, masks, obs, cards, ints, rng, go, L, R, sizes, S, SL, best_memo, table_memo = borrow(
+        bots, moves, seats, masks, obs, cards, ints, rng, go, L, R, sizes, S, SL, best_memo, table_memo
+    )
+    for j in range(games.shape[0]):
+        if not K.is_legal(games[j], actions[j], cards, ints, go, L, R, S):
+            return j
+    mask = np.zeros(num_actions, np.int8)
+    for j in range(games.shape[0]):
         i = games[j]
-        while ints[i, K.I_PHASE] != K.GAME_OVER:
-            code = bots[i, ints[i, K.I_CUR]]
-            if code < 0:
-                break
-            # Each bot called directly, not through `bot_action`: a random bot needs few arrays.
-            if code == GREEDY:
-                _prime_greedy(i, cards, ints, go, L, R, S, table_memo)
-                K.mask_row(i, mask, cards, ints, go, L, R, S)
-                a = greedy_action(i, mask, cards, ints, rng, L, R, S, best_memo, table_memo)
-            else:
-                a = random_action(i, cards, ints, rng, go, L, R, S)
-            K.step_one(i, a, cards, ints, rng, go, L, R, sizes, S)
-            moves[i] += 1
+        K.step_one(i, actions[j], cards, ints, rng, go, L, R, sizes, S)
+        moves[i] += 1
+        _play_game(i, bots, moves, mask, cards, ints, rng, go, L, R, sizes, S, best_memo, table_memo)
+        K.mask_row(i, masks[i], cards, ints, go, L, R, S)
+        K.observe_row(i, seats[i], obs[i], cards, ints, L, R, SL)
+    return -1
 
 
 @njit(cache=True, nogil=True)

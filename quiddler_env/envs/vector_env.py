@@ -254,11 +254,19 @@ class QuiddlerVectorEnv(VectorEnv):
         good = slots[legal]
         g = self.games
         rounds_before = g.rounds_completed.copy()
+        # Every row of the observations is written below (the restarted games' too), so they go into a new
+        # array, which is returned as it is: the one the last step returned stays the caller's.
+        self.observations = np.empty_like(self.observations)
+        viewed = np.empty(0, dtype=np.int64)  # the games whose mask and observation are written already
         if good.size:
-            g.step(acts[legal], good)
-            self.moves[good] += 1
+            if self._any_python:
+                g.step(acts[legal], good)
+                self.moves[good] += 1
+                self._advance(good)
+            else:  # every opponent a compiled bot: move, bots, mask and observation in one call
+                g.step_and_view(acts[legal], good, self.bots, self.moves, self.seats, self.masks, self.observations)
+                viewed = good
             self.steps[good] += 1
-            self._advance(good)
             rewards[good] += self._rewards(good)
             over = good[g.is_over[good]]
             terminated[over] = True
@@ -270,11 +278,8 @@ class QuiddlerVectorEnv(VectorEnv):
         ended = np.flatnonzero(done)
         same_step = self.autoreset_mode == AutoresetMode.SAME_STEP and ended.size > 0
         infos = self._infos(round_ended, done=done & ~illegal, illegal=illegal, masks=same_step)
-        # Every row of the observations is written below (the restarted games' too), so they go into a new
-        # array, which is returned as it is: the one the last step returned stays the caller's.
-        self.observations = np.empty_like(self.observations)
         if same_step:
-            self._refresh(slots)
+            self._refresh(self._unviewed(slots, viewed))
             self.masks[ended] = 0
             infos["action_mask"] = self.masks.copy()  # the final infos' masks: all zero where it ended
             final_obs = np.empty(N, dtype=object)
@@ -289,12 +294,21 @@ class QuiddlerVectorEnv(VectorEnv):
         else:
             if restart.size:
                 self._start(restart)
-            self._refresh(self.games.all_games)  # one pass: the games stepped and the restarted ones
+            self._refresh(self._unviewed(self.games.all_games, viewed))  # the restarted games too
             self.masks[ended] = 0
             self._needs_reset = done
         infos["action_mask"] = self.masks.copy()
         infos["seat"] = self.seats.copy()
         return self.observations, rewards, terminated, truncated, infos
+
+    def _unviewed(self, slots: np.ndarray, viewed: np.ndarray) -> np.ndarray:
+        """The games of `slots` not in `viewed`."""
+        if not viewed.size:
+            return slots
+        todo = np.zeros(self.num_envs, dtype=bool)
+        todo[slots] = True
+        todo[viewed] = False
+        return np.flatnonzero(todo)
 
     def _rewards(self, slots: np.ndarray) -> np.ndarray:
         """The learner's reward from the round ends since its last move (`common.round_rewards` in arrays)."""
