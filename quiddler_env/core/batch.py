@@ -68,8 +68,10 @@ def game_seed(seed: int, slot: int | Sequence[int] | np.ndarray, episode: int | 
     Scalars give an int, arrays an array: the one function behind every game's seed."""
     scalar = np.ndim(slot) == 0 and np.ndim(episode) == 0
     slots = np.atleast_1d(np.asarray(slot, dtype=np.uint64))
-    episodes = np.broadcast_to(np.asarray(episode, dtype=np.uint64), slots.shape)
-    out = _streams(np.uint64(int(seed) % _U64), slots, np.ascontiguousarray(episodes))
+    episodes = np.asarray(episode, dtype=np.uint64)
+    if episodes.shape != slots.shape:
+        episodes = np.ascontiguousarray(np.broadcast_to(episodes, slots.shape))
+    out = _streams(np.uint64(int(seed) % _U64), slots, episodes)
     return int(out[0]) if scalar else out
 
 
@@ -368,12 +370,9 @@ class BatchGame:
 
     def take_gains(self, games: np.ndarray | None = None) -> np.ndarray:
         """The gains of `games` (all by default), and zero them."""
-        block = self.gains if games is None else self.gains[games]
-        out = block.astype(np.int64)
-        if games is None:
-            self.gains[:] = 0
-        else:
-            self.gains[games] = 0
+        games = self.all_games if games is None else np.ascontiguousarray(games, dtype=np.int64)
+        out = np.empty((games.shape[0], self.num_players), dtype=np.int64)
+        K.take_gains(games, out, self.ints, self.L)
         return out
 
     def hands(self) -> np.ndarray:

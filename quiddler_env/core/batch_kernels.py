@@ -679,6 +679,17 @@ def step_games(games, actions, cards, ints, rng, go, L, R, sizes, S):
     return -1
 
 
+@njit(cache=True, nogil=True)
+def take_gains(games, out, ints, L):
+    """What round ends added to each player's total in games[j] since the last take, into out[j]; zeroed."""
+    g0 = L[L_GAIN]
+    for j in range(games.shape[0]):
+        i = games[j]
+        for p in range(out.shape[1]):
+            out[j, p] = ints[i, g0 + p]
+            ints[i, g0 + p] = 0
+
+
 # -- masks and observations ---------------------------------------------------------------------
 
 
