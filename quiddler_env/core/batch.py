@@ -175,30 +175,6 @@ class BatchGame:
             self.L, self.R, self.sizes, self.S, self.num_actions, self.best_memo, self.table_memo,
         )  # fmt: skip
 
-    def step_and_view(
-        self,
-        actions: np.ndarray,
-        games: np.ndarray,
-        bots: np.ndarray,
-        moves: np.ndarray,
-        seats: np.ndarray,
-        masks: np.ndarray,
-        observations: np.ndarray,
-    ) -> None:
-        """`step`, then `play_bots`, then each game's mask into masks[i] and seat seats[i]'s observation into
-        observations[i] (both a row per game of the batch), in one compiled call (the vector env's step when
-        every other seat is a compiled bot). Nothing moves if any action is illegal."""
-        games = np.ascontiguousarray(games, dtype=np.int64)
-        actions = np.ascontiguousarray(actions, dtype=np.int64)
-        if actions.shape != games.shape:
-            raise ValueError(f"step_and_view: {actions.size} actions for {games.shape[0]} games")
-        bad = BB.step_and_view(
-            games, actions, bots, moves, seats, masks, observations, self.cards, self.ints, self.rng, self.go,
-            self.L, self.R, self.sizes, self.S, self.obs_starts, self.num_actions, self.best_memo, self.table_memo,
-        )  # fmt: skip
-        if bad >= 0:
-            self._illegal(int(games[bad]), int(actions[bad]))
-
     def bot_actions(self, games: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """The move bot `codes[j]` picks in game games[j] now (nothing moves; the bot's generator advances)."""
         games = np.ascontiguousarray(games, dtype=np.int64)

@@ -292,29 +292,48 @@ def play_bots(games, bots, moves, cards, ints, rng, go, L, R, sizes, S, num_acti
 
 
 @njit(cache=True, nogil=True)
-def step_and_view(
-    games, actions, bots, moves, seats, masks, obs, cards, ints, rng, go, L, R, sizes, S, SL, num_actions,
-    best_memo, table_memo,
+def vector_step(
+    games, actions, seats, bots, moves, steps, max_cycles, reward_mode, reward_scale, illegal_reward,
+    masks, obs, rewards, terminated, truncated, illegal, round_ended,
+    cards, ints, rng, go, L, R, sizes, S, SL, num_actions, best_memo, table_memo,
 ):  # fmt: skip
-    """A vector env's step where every other seat is a compiled bot, in one call: in each game i = games[j],
-    play actions[j], then its bots up to seat seats[i]'s next move (`play_bots`), then write its mask into
-    masks[i] and that seat's observation into obs[i]. Returns the first j whose action is illegal, or -1
-    (nothing moved then). One game at a time: its rows stay in the cache from its move to its view."""
-    bots, moves, seats, masks, obs, cards, ints, rng, go, L, R, sizes, S, SL, best_memo, table_memo = borrow(
-        bots, moves, seats, masks, obs, cards, ints, rng, go, L, R, sizes, S, SL, best_memo, table_memo
+    """The vector env's step where every other seat is a compiled bot, in one call, game by game (its rows
+    stay in the cache from its move to its view). In game i = games[j], learner seat seats[i]: actions[j] is
+    illegal unless masks[i] allows it (then the game does not move: illegal, terminated and illegal_reward);
+    else it is played, then the bots up to the learner's next move (`play_bots`), and rewards[i] is the
+    learner's `learner_reward`, terminated[i] whether the game is over, truncated[i] whether it reached
+    `max_cycles` steps (0: no cap) and round_ended[i] whether a round ended. Then the game's mask goes into
+    masks[i] (all zero if its episode ended) and the learner's observation into obs[i]."""
+    seats, bots, moves, steps, masks, obs, rewards, terminated, truncated, illegal, round_ended = borrow(
+        seats, bots, moves, steps, masks, obs, rewards, terminated, truncated, illegal, round_ended
     )
-    for j in range(games.shape[0]):
-        if not K.is_legal(games[j], actions[j], cards, ints, go, L, R, S):
-            return j
+    cards, ints, rng, go, L, R, sizes, S, SL, best_memo, table_memo = borrow(
+        cards, ints, rng, go, L, R, sizes, S, SL, best_memo, table_memo
+    )
     mask = np.zeros(num_actions, np.int8)
     for j in range(games.shape[0]):
         i = games[j]
-        K.step_one(i, actions[j], cards, ints, rng, go, L, R, sizes, S)
-        moves[i] += 1
-        _play_game(i, bots, moves, mask, cards, ints, rng, go, L, R, sizes, S, best_memo, table_memo)
+        a = actions[j]
+        if a < 0 or a >= num_actions or masks[i, a] == 0:
+            illegal[i] = True
+            terminated[i] = True
+            rewards[i] = illegal_reward
+        else:
+            rounds_before = ints[i, K.I_ROUNDS_DONE]
+            K.step_one(i, a, cards, ints, rng, go, L, R, sizes, S)
+            moves[i] += 1
+            steps[i] += 1
+            _play_game(i, bots, moves, mask, cards, ints, rng, go, L, R, sizes, S, best_memo, table_memo)
+            rewards[i] = K.learner_reward(i, seats[i], reward_mode, reward_scale, ints, L, R)
+            if ints[i, K.I_PHASE] == K.GAME_OVER:
+                terminated[i] = True
+            elif max_cycles > 0 and steps[i] >= max_cycles:
+                truncated[i] = True
+            round_ended[i] = ints[i, K.I_ROUNDS_DONE] != rounds_before
         K.mask_row(i, masks[i], cards, ints, go, L, R, S)
+        if terminated[i] or truncated[i]:
+            masks[i, :] = 0
         K.observe_row(i, seats[i], obs[i], cards, ints, L, R, SL)
-    return -1
 
 
 @njit(cache=True, nogil=True)

@@ -679,6 +679,62 @@ def step_games(games, actions, cards, ints, rng, go, L, R, sizes, S):
     return -1
 
 
+# The learner's reward, by the vector env's `reward_mode` (`envs.common.round_rewards`, for one seat).
+ROUND_SCORE, RELATIVE, LEAD, WIN_LOSS = range(4)
+"""Codes of `envs.common.REWARD_MODES`, in its order."""
+
+
+@njit(cache=True, nogil=True)
+def learner_reward(i, seat, mode, scale, ints, L, R):
+    """Seat `seat`'s reward in game i for the round ends since the last take of its gains; takes them (zeroed).
+
+    round_score: its gains; relative: its gains less the others' mean; lead: the change of its lead (its
+    total less the best other); win_loss: at the game's end, 1 for the sole best total, 0 for a shared one,
+    -1 otherwise (0 before the end). Times `scale`."""
+    n = R[R_PLAYERS]
+    g0 = L[L_GAIN]
+    t0 = L[L_TOTALS]
+    mine = ints[i, g0 + seat]
+    if mode == ROUND_SCORE:
+        r = np.float64(mine)
+    elif mode == RELATIVE:
+        others = 0
+        for p in range(n):
+            others += ints[i, g0 + p]
+        r = mine - (others - mine) / (n - 1)
+    elif mode == LEAD:
+        best_now = np.int64(-(1 << 40))
+        best_before = np.int64(-(1 << 40))
+        for p in range(n):
+            if p != seat:
+                t = np.int64(ints[i, t0 + p])
+                best_now = max(best_now, t)
+                best_before = max(best_before, t - ints[i, g0 + p])
+        r = np.float64((ints[i, t0 + seat] - best_now) - (ints[i, t0 + seat] - mine - best_before))
+    else:
+        r = 0.0
+        if ints[i, I_PHASE] == GAME_OVER:
+            best = ints[i, t0]
+            for p in range(1, n):
+                best = max(best, ints[i, t0 + p])
+            sole = 0
+            for p in range(n):
+                sole += ints[i, t0 + p] == best
+            r = (1.0 if sole == 1 else 0.0) if ints[i, t0 + seat] == best else -1.0
+    for p in range(n):
+        ints[i, g0 + p] = 0
+    return r * scale
+
+
+@njit(cache=True, nogil=True)
+def learner_rewards(games, seats, mode, scale, out, ints, L, R):
+    """`learner_reward` of seats[i] in each game i of games, into out[j]."""
+    ints, L, R = borrow(ints, L, R)
+    for j in range(games.shape[0]):
+        i = games[j]
+        out[j] = learner_reward(i, seats[i], mode, scale, ints, L, R)
+
+
 @njit(cache=True, nogil=True)
 def take_gains(games, out, ints, L):
     """What round ends added to each player's total in games[j] since the last take, into out[j]; zeroed."""

@@ -62,12 +62,7 @@ from .common import COMPILED, IllegalActionError, OpponentMix
 __all__ = ["COMPILED", "OpponentMix", "QuiddlerVectorEnv"]
 
 
-def _leads(totals: np.ndarray, seat: np.ndarray) -> np.ndarray:
-    """Row i's lead at seat[i]: its total minus the best other total (`common.leads` in arrays)."""
-    rows = np.arange(totals.shape[0])
-    others = totals.copy()
-    others[rows, seat] = -np.inf
-    return totals[rows, seat] - others.max(axis=1)
+_REWARD_CODES = dict(zip(common.REWARD_MODES, (K.ROUND_SCORE, K.RELATIVE, K.LEAD, K.WIN_LOSS), strict=True))
 
 
 class QuiddlerVectorEnv(VectorEnv):
@@ -91,6 +86,7 @@ class QuiddlerVectorEnv(VectorEnv):
         self.num_envs = N = int(num_envs)
         n = self.num_players = self.config.num_players
         self.reward_mode = opts["reward_mode"]
+        self._reward_code = _REWARD_CODES[self.reward_mode]
         self.reward_scale = opts["reward_scale"]
         self.max_cycles = opts["max_cycles"]
         self.learner_seat_option = opts["learner_seat"]
@@ -245,36 +241,42 @@ class QuiddlerVectorEnv(VectorEnv):
         else:
             slots = self.games.all_games
         acts = actions[slots].astype(np.int64)
-        legal = (acts >= 0) & (acts < self.num_actions)
-        legal[legal] = self.masks[slots[legal], acts[legal]] > 0
-        bad = slots[~legal]
-        illegal[bad] = True
-        terminated[bad] = True
-        rewards[bad] = self.illegal_reward
-        good = slots[legal]
         g = self.games
-        rounds_before = g.rounds_completed.copy()
         # Every row of the observations is written below (the restarted games' too), so they go into a new
         # array, which is returned as it is: the one the last step returned stays the caller's.
         self.observations = np.empty_like(self.observations)
-        viewed = np.empty(0, dtype=np.int64)  # the games whose mask and observation are written already
-        if good.size:
-            if self._any_python:
+        round_ended = np.zeros(N, dtype=bool)
+        if not self._any_python:  # every opponent a compiled bot: the whole step of each game in one call
+            BB.vector_step(
+                slots, acts, self.seats, self.bots, self.moves, self.steps, self.max_cycles or 0,
+                self._reward_code, self.reward_scale, self.illegal_reward, self.masks, self.observations, rewards,
+                terminated, truncated, illegal, round_ended, g.cards, g.ints, g.rng, g.go, g.L, g.R, g.sizes, g.S,
+                g.obs_starts, self.num_actions, g.best_memo, g.table_memo,
+            )  # fmt: skip
+            viewed = slots  # their masks and observations are written
+        else:
+            legal = (acts >= 0) & (acts < self.num_actions)
+            legal[legal] = self.masks[slots[legal], acts[legal]] > 0
+            bad = slots[~legal]
+            illegal[bad] = True
+            terminated[bad] = True
+            rewards[bad] = self.illegal_reward
+            good = slots[legal]
+            rounds_before = g.rounds_completed.copy()
+            if good.size:
                 g.step(acts[legal], good)
                 self.moves[good] += 1
                 self._advance(good)
-            else:  # every opponent a compiled bot: move, bots, mask and observation in one call
-                g.step_and_view(acts[legal], good, self.bots, self.moves, self.seats, self.masks, self.observations)
-                viewed = good
-            self.steps[good] += 1
-            rewards[good] += self._rewards(good)
-            over = good[g.is_over[good]]
-            terminated[over] = True
-            if self.max_cycles is not None:
-                cut = good[(~g.is_over[good]) & (self.steps[good] >= self.max_cycles)]
-                truncated[cut] = True
+                self.steps[good] += 1
+                rewards[good] = self._rewards(good)
+                over = good[g.is_over[good]]
+                terminated[over] = True
+                if self.max_cycles is not None:
+                    cut = good[(~g.is_over[good]) & (self.steps[good] >= self.max_cycles)]
+                    truncated[cut] = True
+            round_ended = g.rounds_completed != rounds_before
+            viewed = np.empty(0, dtype=np.int64)
         done = terminated | truncated
-        round_ended = g.rounds_completed != rounds_before
         ended = np.flatnonzero(done)
         same_step = self.autoreset_mode == AutoresetMode.SAME_STEP and ended.size > 0
         infos = self._infos(round_ended, done=done & ~illegal, illegal=illegal, masks=same_step)
@@ -311,28 +313,10 @@ class QuiddlerVectorEnv(VectorEnv):
         return np.flatnonzero(todo)
 
     def _rewards(self, slots: np.ndarray) -> np.ndarray:
-        """The learner's reward from the round ends since its last move (`common.round_rewards` in arrays)."""
-        gains = self.games.take_gains(slots).astype(np.float64)
-        seat = self.seats[slots]
-        rows = np.arange(slots.size)
-        mine = gains[rows, seat]
-        if self.reward_mode == "round_score":
-            return mine * self.reward_scale
-        if self.reward_mode == "relative":
-            others = (gains.sum(axis=1) - mine) / (self.num_players - 1)
-            return (mine - others) * self.reward_scale
-        if self.reward_mode == "lead":
-            # The rounds since the learner's last move moved its lead from lead(totals - gains) to lead(totals).
-            totals = self.games.totals[slots].astype(np.float64)
-            return (_leads(totals, seat) - _leads(totals - gains, seat)) * self.reward_scale
-        out = np.zeros(slots.size)
-        over = self.games.is_over[slots]
-        if over.any():
-            totals = self.games.totals[slots[over]]
-            best = totals.max(axis=1)
-            won = totals[np.arange(totals.shape[0]), seat[over]] == best
-            sole = (totals == best[:, None]).sum(axis=1) == 1
-            out[over] = np.where(won, np.where(sole, 1.0, 0.0), -1.0) * self.reward_scale
+        """The learners' rewards in `slots` from the round ends since their last moves (`batch_kernels.learner_reward`)."""
+        out = np.empty(slots.size, dtype=np.float64)
+        g = self.games
+        K.learner_rewards(slots, self.seats, self._reward_code, self.reward_scale, out, g.ints, g.L, g.R)
         return out
 
     def _infos(
