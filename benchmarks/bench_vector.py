@@ -7,8 +7,9 @@ For each opponent kind (`random`, `greedy`) it measures `gymnasium.make("Quiddle
 num_envs=N, vectorization_mode="vector_entry_point")` (the engine's compiled bots). The learner
 plays a uniformly random legal move in both, drawn by one compiled function (`random_legal`) from
 a uniform number per game: the learner's own cost is kept small and alike on both sides (numpy's
-row-wise draw, an argmax over N x 64 random numbers, took 4% of the vector env's step), interleaved: every repeat measures each setting for
-`--seconds`, so the machine's load hits them alike. The process is pinned to one core.
+row-wise draw, an argmax over N x 64 random numbers, took 4-10% of the vector env's step). The
+settings are interleaved: every repeat measures each for `--seconds`, so the machine's load hits
+them alike. The process is pinned to one core.
 Prints the median learner steps/s of each setting and its ratio to `Quiddler-v0` with the
 same opponents, and the memory the vector env at the largest N added (resident set size,
 measured after its first steps, so the compiled kernels are loaded before the baseline).

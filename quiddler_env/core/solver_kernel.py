@@ -993,8 +993,9 @@ def layout_front_path(
     # state's words (positions k in the word list of the words that fit, in order) and lowest
     # field, so that the fit tests run once. It goes from one reached state to the next by the
     # highest bit left in a bit set of them (a test per state index was a branch per index, which
-    # the processor cannot predict), and updates the children without branches. Word data is copied into one block (reading the packed forms
-    # and indices from the walk's rows instead was 1.3-1.9% slower in engine_ab.py).
+    # the processor cannot predict), and updates the children without branches. Word data is copied
+    # into one block (reading the packed forms and indices from the walk's rows instead was 1.3-1.9%
+    # slower in engine_ab.py).
     # (Working arrays are rows of the scratch space ws: at small hands allocations dominate.)
     n_all = word_idx.shape[0]
     o_packed = ws[W_FRONT_WORDS]

@@ -15,7 +15,8 @@ seats played inside the env, as in `Quiddler-v0` (same observation, action table
 rewards, options and illegal-action rule), so a policy trained on one plays the other.
 
 - Opponents (`opponents`): `"random"` (the default) and `"greedy"` are played by compiled
-  bots inside the engine, with no Python per game. Any other policy, an object with
+  bots inside the engine, with no Python per game: with only these, a step is one compiled
+  call over the games (`core.batch_bots.vector_step`). Any other policy, an object with
   `act(observation, action_mask)`, is called from Python: once per step for all the
   games waiting on it through its `act_batch(observations, masks)` if it has one, else
   once per game. One entry plays every opponent seat, or a list gives one per seat
@@ -313,7 +314,7 @@ class QuiddlerVectorEnv(VectorEnv):
         return np.flatnonzero(todo)
 
     def _rewards(self, slots: np.ndarray) -> np.ndarray:
-        """The learners' rewards in `slots` from the round ends since their last moves (`batch_kernels.learner_reward`)."""
+        """The learners' rewards in `slots` from the round ends since their last moves (`K.learner_reward`)."""
         out = np.empty(slots.size, dtype=np.float64)
         g = self.games
         K.learner_rewards(slots, self.seats, self._reward_code, self.reward_scale, out, g.ints, g.L, g.R)
