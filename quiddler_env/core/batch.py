@@ -79,9 +79,7 @@ def game_seed(seed: int, slot: int | Sequence[int] | np.ndarray, episode: int | 
 def _seat_draws(seeds, num_players):
     out = np.empty(seeds.shape[0], np.int64)
     for j in range(seeds.shape[0]):
-        # a third stream of the game's seed (the deal uses the seed itself, the bots `_bot_stream`)
-        z = K.mix64(K.mix64(seeds[j] ^ K._M1) + K._GOLDEN)
-        out[j] = np.int64((z >> np.uint64(11)) * np.uint64(num_players) >> np.uint64(53))
+        out[j] = K.seat_draw(seeds[j], num_players)
     return out
 
 

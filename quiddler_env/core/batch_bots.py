@@ -337,6 +337,42 @@ def vector_step(
 
 
 @njit(cache=True, nogil=True)
+def start_episodes(
+    games, seed, slot_offset, episodes, seat_option, opponent_codes, seats, bots, moves, steps, masks, obs,
+    cards, ints, rng, go, L, R, sizes, S, SL, num_actions, best_memo, table_memo,
+):  # fmt: skip
+    """The vector env's new episodes where every other seat is a compiled bot, in one call: game i of games
+    deals episode episodes[i] of slot i + slot_offset of a batch seeded `seed` (`K.game_stream`), seats its
+    learner (`seat_option`, or drawn from the game's seed when it is negative: `K.seat_draw`) and the bots
+    (`opponent_codes[k - 1]` k seats after it), plays them up to the learner's move (`play_bots`), and writes
+    its mask into masks[i] and the learner's observation into obs[i]; episodes[i] counts on, steps and moves
+    start again, the gains are taken."""
+    episodes, seats, bots, moves, steps, masks, obs = borrow(episodes, seats, bots, moves, steps, masks, obs)
+    cards, ints, rng, go, L, R, sizes, S, SL, best_memo, table_memo = borrow(
+        cards, ints, rng, go, L, R, sizes, S, SL, best_memo, table_memo
+    )
+    n = R[K.R_PLAYERS]
+    mask = np.zeros(num_actions, np.int8)
+    for j in range(games.shape[0]):
+        i = games[j]
+        game_seed = K.game_stream(seed, np.uint64(i + slot_offset), np.uint64(episodes[i]))
+        K.reset_game(i, game_seed, 0, cards, ints, rng, go, L, R, sizes)
+        seat = K.seat_draw(game_seed, n) if seat_option < 0 else seat_option
+        seats[i] = seat
+        bots[i, seat] = NOT_A_BOT
+        for k in range(1, n):
+            bots[i, (seat + k) % n] = opponent_codes[k - 1]
+        episodes[i] += 1
+        steps[i] = 0
+        moves[i] = 0
+        for p in range(n):
+            ints[i, L[K.L_GAIN] + p] = 0
+        _play_game(i, bots, moves, mask, cards, ints, rng, go, L, R, sizes, S, best_memo, table_memo)
+        K.mask_row(i, masks[i], cards, ints, go, L, R, S)
+        K.observe_row(i, seats[i], obs[i], cards, ints, L, R, SL)
+
+
+@njit(cache=True, nogil=True)
 def bot_actions(games, codes, out, cards, ints, rng, go, L, R, S, num_actions, best_memo, table_memo):
     """The action bot `codes[j]` picks in game games[j] now, into out[j] (nothing moves)."""
     cards, ints, rng, go, L, R, S, best_memo, table_memo = borrow(cards, ints, rng, go, L, R, S, best_memo, table_memo)

@@ -290,22 +290,35 @@ def reset_games(games, seeds, stacked, cards, ints, rng, go, L, R, sizes):
     `stacked[j]`: its first rounds that deal the decks already in its stack rows (reshuffles still draw from
     its generator; later rounds are shuffled)."""
     cards, ints, rng, go, L, R, sizes = borrow(cards, ints, rng, go, L, R, sizes)
-    n = R[R_PLAYERS]
     for j in range(games.shape[0]):
-        i = games[j]
-        rng[i, 0] = seeds[j]
-        rng[i, 1] = mix64(seeds[j] ^ _M2)
-        ints[i, I_STACKED] = stacked[j]
-        ints[i, I_ROUND] = 0
-        ints[i, I_DEALER] = n - 1
-        ints[i, I_ROUNDS_DONE] = 0
-        ints[i, I_LAST_OUT] = -1
-        for p in range(n):
-            ints[i, L[L_TOTALS] + p] = 0
-            ints[i, L[L_GAIN] + p] = 0
-            ints[i, L[L_ROUND_SCORE] + p] = 0
-            ints[i, L[L_BONUS] + p] = 0
-        start_round(i, cards, ints, rng, go, L, R, sizes)
+        reset_game(games[j], seeds[j], stacked[j], cards, ints, rng, go, L, R, sizes)
+
+
+@njit(cache=True, nogil=True, inline="always")  # inlined: a call costs a reference count per array
+def reset_game(i, seed, stacked, cards, ints, rng, go, L, R, sizes):
+    """Start a new game in row i (`reset_games`, for one game seeded `seed`)."""
+    n = R[R_PLAYERS]
+    rng[i, 0] = seed
+    rng[i, 1] = mix64(seed ^ _M2)
+    ints[i, I_STACKED] = stacked
+    ints[i, I_ROUND] = 0
+    ints[i, I_DEALER] = n - 1
+    ints[i, I_ROUNDS_DONE] = 0
+    ints[i, I_LAST_OUT] = -1
+    for p in range(n):
+        ints[i, L[L_TOTALS] + p] = 0
+        ints[i, L[L_GAIN] + p] = 0
+        ints[i, L[L_ROUND_SCORE] + p] = 0
+        ints[i, L[L_BONUS] + p] = 0
+    start_round(i, cards, ints, rng, go, L, R, sizes)
+
+
+@njit(cache=True, nogil=True)
+def seat_draw(seed, num_players):
+    """The learner's seat drawn from a game's seed (`core.batch.learner_seats`): a third stream of the seed
+    (the deal uses the seed itself, the bots `mix64(seed ^ _M2)`)."""
+    z = mix64(mix64(seed ^ _M1) + _GOLDEN)
+    return np.int64((z >> np.uint64(11)) * np.uint64(num_players) >> np.uint64(53))
 
 
 # -- laying and scoring -----------------------------------------------------------------------

@@ -125,35 +125,44 @@ class QuiddlerVectorEnv(VectorEnv):
     # -- episodes ----------------------------------------------------------------------------
 
     def _start(self, slots: np.ndarray) -> None:
-        """Deal a new episode in each of `slots`: its seed, learner seat and opponents, then play up to the learner."""
+        """Deal a new episode in each of `slots`: its seed, learner seat and opponents, then play up to the learner;
+        its mask and observation are written."""
+        n = self.num_players
+        if all(isinstance(entry, str) for entry in self.opponents):  # compiled bots only: one call for it all
+            g = self.games
+            seat_option = -1 if self.learner_seat_option == "random" else int(self.learner_seat_option)
+            codes = np.asarray([BB.BOT_CODES[entry] for entry in self.opponents], dtype=np.int8)
+            BB.start_episodes(
+                slots, np.uint64(self._seed), np.int64(self.slot_offset), self.episodes, np.int64(seat_option),
+                codes, self.seats, self.bots, self.moves, self.steps, self.masks, self.observations,
+                g.cards, g.ints, g.rng, g.go, g.L, g.R, g.sizes, g.S, g.obs_starts, self.num_actions, g.best_memo,
+                g.table_memo,
+            )  # fmt: skip
+            return
         seeds = game_seed(self._seed, slots + self.slot_offset, self.episodes[slots])
         self.games.reset(games=slots, seeds=seeds)
-        n = self.num_players
         if self.learner_seat_option == "random":
             seats = learner_seats(seeds, n)
         else:
             seats = np.full(slots.size, self.learner_seat_option, dtype=np.int64)
         self.seats[slots] = seats
         self.bots[slots, seats] = BB.NOT_A_BOT
-        if all(isinstance(entry, str) for entry in self.opponents):  # compiled bots only: no Python per game
+        for i, s, seat in zip(slots.tolist(), seeds.tolist(), seats.tolist(), strict=True):
+            # One generator per episode, from the episode's seed: its opponent draws are its own.
+            rng = np.random.default_rng(s)
+            self.policies[i][seat] = None
             for k, entry in enumerate(self.opponents, start=1):
-                self.bots[slots, (seats + k) % n] = BB.BOT_CODES[entry]
-        else:
-            for i, s, seat in zip(slots.tolist(), seeds.tolist(), seats.tolist(), strict=True):
-                # One generator per episode, from the episode's seed: its opponent draws are its own.
-                rng = np.random.default_rng(s)
-                self.policies[i][seat] = None
-                for k, entry in enumerate(self.opponents, start=1):
-                    if isinstance(entry, OpponentMix):
-                        entry = entry.draw(rng)
-                    other = (seat + k) % n
-                    self.bots[i, other] = BB.BOT_CODES[entry] if isinstance(entry, str) else BB.NOT_A_BOT
-                    self.policies[i][other] = entry
+                if isinstance(entry, OpponentMix):
+                    entry = entry.draw(rng)
+                other = (seat + k) % n
+                self.bots[i, other] = BB.BOT_CODES[entry] if isinstance(entry, str) else BB.NOT_A_BOT
+                self.policies[i][other] = entry
         self.episodes[slots] += 1
         self.steps[slots] = 0
         self.moves[slots] = 0
         self.games.take_gains(slots)
         self._advance(slots)
+        self._refresh(slots)
 
     def _advance(self, slots: np.ndarray) -> None:
         """Play the opponents of `slots` until each is at its learner's move or over."""
@@ -202,10 +211,9 @@ class QuiddlerVectorEnv(VectorEnv):
             self.episodes[:] = 0
         mask = (options or {}).get("reset_mask")
         slots = self.games.all_games if mask is None else np.flatnonzero(np.asarray(mask, dtype=bool))
+        self.observations = self.observations.copy()  # the array the last step returned stays the caller's
         self._start(slots)
         self._needs_reset[slots] = False
-        self.observations = self.observations.copy()  # the array the last step returned stays the caller's
-        self._refresh(slots)
         return self.observations, self._infos(np.zeros(self.num_envs, dtype=bool))
 
     def _refresh(self, slots: np.ndarray) -> None:
@@ -293,11 +301,10 @@ class QuiddlerVectorEnv(VectorEnv):
             infos["final_obs"] = final_obs
             infos["_final_obs"] = done.copy()
             self._start(ended)
-            self._refresh(ended)
         else:
             if restart.size:
                 self._start(restart)
-            self._refresh(self._unviewed(self.games.all_games, viewed))  # the restarted games too
+            self._refresh(self._unviewed(slots, viewed))
             self.masks[ended] = 0
             self._needs_reset = done
         infos["action_mask"] = self.masks.copy()
