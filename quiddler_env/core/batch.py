@@ -233,13 +233,11 @@ class BatchGame:
             raise ValueError(f"step: {actions.size} actions for {games.shape[0]} games")
         bad = K.step_games(games, actions, self.cards, self.ints, self.rng, self.go, self.L, self.R, self.sizes, self.S)
         if bad >= 0:
-            self._illegal(int(games[bad]), int(actions[bad]))
-
-    def _illegal(self, i: int, a: int) -> None:
-        legal = np.flatnonzero(self.action_masks(np.asarray([i]))[0]).tolist()
-        raise IllegalActionError(
-            f"illegal action {a} for player {int(self.ints[i, K.I_CUR])} in game {i}; legal: {legal or 'none'}"
-        )
+            i, a = int(games[bad]), int(actions[bad])
+            legal = np.flatnonzero(self.action_masks(np.asarray([i]))[0]).tolist()
+            raise IllegalActionError(
+                f"illegal action {a} for player {int(self.ints[i, K.I_CUR])} in game {i}; legal: {legal or 'none'}"
+            )
 
     def action_masks(
         self, games: np.ndarray | None = None, out: np.ndarray | None = None, *, at_games: bool = False

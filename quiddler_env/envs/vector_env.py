@@ -262,7 +262,6 @@ class QuiddlerVectorEnv(VectorEnv):
                 terminated, truncated, illegal, round_ended, g.cards, g.ints, g.rng, g.go, g.L, g.R, g.sizes, g.S,
                 g.obs_starts, self.num_actions, g.best_memo, g.table_memo,
             )  # fmt: skip
-            viewed = slots  # their masks and observations are written
         else:
             legal = (acts >= 0) & (acts < self.num_actions)
             legal[legal] = self.masks[slots[legal], acts[legal]] > 0
@@ -284,15 +283,15 @@ class QuiddlerVectorEnv(VectorEnv):
                     cut = good[(~g.is_over[good]) & (self.steps[good] >= self.max_cycles)]
                     truncated[cut] = True
             round_ended = g.rounds_completed != rounds_before
-            viewed = np.empty(0, dtype=np.int64)
+            self._refresh(slots)
         done = terminated | truncated
         ended = np.flatnonzero(done)
         same_step = self.autoreset_mode == AutoresetMode.SAME_STEP and ended.size > 0
-        infos = self._infos(round_ended, done=done & ~illegal, illegal=illegal, masks=same_step)
+        infos = self._infos(round_ended, done=done & ~illegal, illegal=illegal, masks=False)
+        self.masks[ended] = 0
         if same_step:
-            self._refresh(self._unviewed(slots, viewed))
-            self.masks[ended] = 0
             infos["action_mask"] = self.masks.copy()  # the final infos' masks: all zero where it ended
+            infos["seat"] = self.seats.copy()
             final_obs = np.empty(N, dtype=object)
             for i in ended.tolist():
                 final_obs[i] = self.observations[i].copy()
@@ -304,21 +303,10 @@ class QuiddlerVectorEnv(VectorEnv):
         else:
             if restart.size:
                 self._start(restart)
-            self._refresh(self._unviewed(slots, viewed))
-            self.masks[ended] = 0
             self._needs_reset = done
         infos["action_mask"] = self.masks.copy()
         infos["seat"] = self.seats.copy()
         return self.observations, rewards, terminated, truncated, infos
-
-    def _unviewed(self, slots: np.ndarray, viewed: np.ndarray) -> np.ndarray:
-        """The games of `slots` not in `viewed`."""
-        if not viewed.size:
-            return slots
-        todo = np.zeros(self.num_envs, dtype=bool)
-        todo[slots] = True
-        todo[viewed] = False
-        return np.flatnonzero(todo)
 
     def _rewards(self, slots: np.ndarray) -> np.ndarray:
         """The learners' rewards in `slots` from the round ends since their last moves (`K.learner_reward`)."""
