@@ -293,3 +293,36 @@ def test_returned_observations_and_masks_stay_the_callers():
     infos["action_mask"][:] = 0
     obs2, _, _, _, infos2 = envs.step(first_legal(envs.action_masks()))
     assert (obs2 >= 0).all() and infos2["action_mask"].any()
+
+
+class FirstLegal:
+    """A Python opponent (not compiled): the first legal move."""
+
+    def act(self, observation, action_mask):
+        return int(np.argmax(action_mask))
+
+
+@pytest.mark.parametrize("opponents", ["random", FirstLegal()], ids=["compiled", "python"])
+def test_step_infos_hold_each_games_round_figures_where_flagged_and_zeros_elsewhere(opponents):
+    envs = make(16, opponents=opponents)
+    g = envs.games
+    rng = np.random.default_rng(5)
+    _, infos = envs.reset(seed=3)
+    rounds = finals = 0
+    for _ in range(400):
+        _, _, terminated, truncated, infos = envs.step(random_legal(rng, infos["action_mask"]))
+        ended = infos.get("_round_scores", np.zeros(16, dtype=bool))
+        over = infos.get("_totals", np.zeros(16, dtype=bool))
+        assert np.array_equal(over, terminated & g.is_over)  # (next-step autoreset: the ended games stay)
+        if ended.any():
+            rounds += ended.sum()
+            assert np.array_equal(infos["round_scores"][ended], g.round_scores[ended])
+            assert np.array_equal(infos["round_bonuses"][ended], g.bonuses[ended])
+            assert not infos["round_scores"][~ended].any() and not infos["round_bonuses"][~ended].any()
+        if over.any():
+            finals += over.sum()
+            totals = g.totals[over]
+            assert np.array_equal(infos["totals"][over], totals)
+            assert np.array_equal(infos["winner_count"][over], (totals == totals.max(axis=1, keepdims=True)).sum(1))
+            assert not infos["totals"][~over].any() and not infos["winner_count"][~over].any()
+    assert rounds > 50 and finals > 2

@@ -294,7 +294,7 @@ def play_bots(games, bots, moves, cards, ints, rng, go, L, R, sizes, S, num_acti
 @njit(cache=True, nogil=True)
 def vector_step(
     games, actions, seats, bots, moves, steps, max_cycles, reward_mode, reward_scale, illegal_reward,
-    masks, obs, rewards, terminated, truncated, illegal, round_ended,
+    masks, obs, rewards, terminated, truncated, illegal, round_ended, over, figures,
     cards, ints, rng, go, L, R, sizes, S, SL, num_actions, best_memo, table_memo,
 ):  # fmt: skip
     """The vector env's step where every other seat is a compiled bot, in one call, game by game (its rows
@@ -302,11 +302,14 @@ def vector_step(
     illegal unless masks[i] allows it (then the game does not move: illegal, terminated and illegal_reward);
     else it is played, then the bots up to the learner's next move (`play_bots`), and rewards[i] is the
     learner's `learner_reward`, terminated[i] whether the game is over, truncated[i] whether it reached
-    `max_cycles` steps (0: no cap) and round_ended[i] whether a round ended. Then the game's mask goes into
-    masks[i] (all zero if its episode ended) and the learner's observation into obs[i]."""
-    seats, bots, moves, steps, masks, obs, rewards, terminated, truncated, illegal, round_ended = borrow(
-        seats, bots, moves, steps, masks, obs, rewards, terminated, truncated, illegal, round_ended
+    `max_cycles` steps (0: no cap), round_ended[i] whether a round ended and over[i] whether the game ended
+    (not by an illegal action). Then the game's mask goes into masks[i] (all zero if its episode ended), the
+    learner's observation into obs[i] and its infos' figures into figures (scores, bonuses, totals, winners:
+    `K.figures_row`), while the game's rows are in the cache."""
+    seats, bots, moves, steps, masks, obs, rewards, terminated, truncated, illegal, round_ended, over = borrow(
+        seats, bots, moves, steps, masks, obs, rewards, terminated, truncated, illegal, round_ended, over
     )
+    scores, bonuses, totals, winners = borrow(*figures)
     cards, ints, rng, go, L, R, sizes, S, SL, best_memo, table_memo = borrow(
         cards, ints, rng, go, L, R, sizes, S, SL, best_memo, table_memo
     )
@@ -327,9 +330,11 @@ def vector_step(
             rewards[i] = K.learner_reward(i, seats[i], reward_mode, reward_scale, ints, L, R)
             if ints[i, K.I_PHASE] == K.GAME_OVER:
                 terminated[i] = True
+                over[i] = True
             elif max_cycles > 0 and steps[i] >= max_cycles:
                 truncated[i] = True
             round_ended[i] = ints[i, K.I_ROUNDS_DONE] != rounds_before
+            K.figures_row(i, round_ended[i], over[i], scores, bonuses, totals, winners, ints, L, R)
         K.mask_row(i, masks[i], cards, ints, go, L, R, S)
         if terminated[i] or truncated[i]:
             masks[i, :] = 0

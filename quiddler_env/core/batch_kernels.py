@@ -759,6 +759,34 @@ def take_gains(games, out, ints, L):
             ints[i, g0 + p] = 0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def figures_row(i, round_ended, over, scores, bonuses, totals, winners, ints, L, R):
+    """Game i's row of the vector env's infos (arrays of zeros, a row per game): its last round's scores and
+    bonuses if a round ended, its totals and how many seats share the highest total if the game is over."""
+    n = R[R_PLAYERS]
+    if round_ended:
+        for p in range(n):
+            scores[i, p] = ints[i, L[L_ROUND_SCORE] + p]
+            bonuses[i, p] = ints[i, L[L_BONUS] + p]
+    if over:
+        best = ints[i, L[L_TOTALS]]
+        for p in range(n):
+            totals[i, p] = ints[i, L[L_TOTALS] + p]
+            best = max(best, ints[i, L[L_TOTALS] + p])
+        sole = 0
+        for p in range(n):
+            sole += ints[i, L[L_TOTALS] + p] == best
+        winners[i] = sole
+
+
+@njit(cache=True, nogil=True)
+def round_figures(round_ended, done, over, scores, bonuses, totals, winners, ints, L, R):
+    """`figures_row` of every game, over[i] set where done[i] and game i is over."""
+    for i in range(ints.shape[0]):
+        over[i] = done[i] and ints[i, I_PHASE] == GAME_OVER
+        figures_row(i, round_ended[i], over[i], scores, bonuses, totals, winners, ints, L, R)
+
+
 # -- masks and observations ---------------------------------------------------------------------
 
 

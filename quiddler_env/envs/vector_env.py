@@ -37,7 +37,8 @@ rewards, options and illegal-action rule), so a policy trained on one plays the 
   all zero for a sub-env whose episode just ended (NEXT_STEP).
 - Infos (Gymnasium's vector form, each key with its `_key` mask): `seat`,
   `round_scores` and `round_bonuses` (per seat, absolute order) where a round ended in
-  the step, `totals` and `winner_count` where the game ended, `illegal_action`.
+  the step, `totals` and `winner_count` where the game ended (zeros elsewhere, as Gymnasium's
+  own vector envs fill them), `illegal_action`.
 - An illegal action (an id the mask does not allow) ends that sub-env's episode with
   `illegal_reward`; actions that are not integers raise `IllegalActionError`.
 """
@@ -214,7 +215,8 @@ class QuiddlerVectorEnv(VectorEnv):
         self.observations = self.observations.copy()  # the array the last step returned stays the caller's
         self._start(slots)
         self._needs_reset[slots] = False
-        return self.observations, self._infos(np.zeros(self.num_envs, dtype=bool))
+        nothing = np.zeros(self.num_envs, dtype=bool)
+        return self.observations, self._infos(nothing, nothing, self._new_figures())
 
     def _refresh(self, slots: np.ndarray) -> None:
         # Straight into the env's arrays, row by game (a game that is over gets an all-zero mask).
@@ -255,12 +257,14 @@ class QuiddlerVectorEnv(VectorEnv):
         # array, which is returned as it is: the one the last step returned stays the caller's.
         self.observations = np.empty_like(self.observations)
         round_ended = np.zeros(N, dtype=bool)
+        over = np.zeros(N, dtype=bool)
+        figures = self._new_figures()
         if not self._any_python:  # every opponent a compiled bot: the whole step of each game in one call
             BB.vector_step(
                 slots, acts, self.seats, self.bots, self.moves, self.steps, self.max_cycles or 0,
                 self._reward_code, self.reward_scale, self.illegal_reward, self.masks, self.observations, rewards,
-                terminated, truncated, illegal, round_ended, g.cards, g.ints, g.rng, g.go, g.L, g.R, g.sizes, g.S,
-                g.obs_starts, self.num_actions, g.best_memo, g.table_memo,
+                terminated, truncated, illegal, round_ended, over, figures, g.cards, g.ints, g.rng, g.go, g.L, g.R,
+                g.sizes, g.S, g.obs_starts, self.num_actions, g.best_memo, g.table_memo,
             )  # fmt: skip
         else:
             legal = (acts >= 0) & (acts < self.num_actions)
@@ -277,17 +281,17 @@ class QuiddlerVectorEnv(VectorEnv):
                 self._advance(good)
                 self.steps[good] += 1
                 rewards[good] = self._rewards(good)
-                over = good[g.is_over[good]]
-                terminated[over] = True
+                terminated[good[g.is_over[good]]] = True
                 if self.max_cycles is not None:
                     cut = good[(~g.is_over[good]) & (self.steps[good] >= self.max_cycles)]
                     truncated[cut] = True
             round_ended = g.rounds_completed != rounds_before
+            K.round_figures(round_ended, terminated & ~illegal, over, *figures, g.ints, g.L, g.R)
             self._refresh(slots)
         done = terminated | truncated
         ended = np.flatnonzero(done)
         same_step = self.autoreset_mode == AutoresetMode.SAME_STEP and ended.size > 0
-        infos = self._infos(round_ended, done=done & ~illegal, illegal=illegal, masks=False)
+        infos = self._infos(round_ended, over, figures, illegal=illegal, masks=False)
         self.masks[ended] = 0
         if same_step:
             infos["action_mask"] = self.masks.copy()  # the final infos' masks: all zero where it ended
@@ -315,39 +319,38 @@ class QuiddlerVectorEnv(VectorEnv):
         K.learner_rewards(slots, self.seats, self._reward_code, self.reward_scale, out, g.ints, g.L, g.R)
         return out
 
+    def _new_figures(self) -> tuple[np.ndarray, ...]:
+        """Zeroed arrays for the infos' figures of a step: round scores, round bonuses, totals, winner counts."""
+        N, n = self.num_envs, self.num_players
+        return (*(np.zeros((N, n), dtype=np.int64) for _ in range(3)), np.zeros(N, dtype=np.int64))
+
     def _infos(
         self,
         round_ended: np.ndarray,
+        over: np.ndarray,
+        figures: tuple[np.ndarray, ...],
         *,
-        done: np.ndarray | None = None,
         illegal: np.ndarray | None = None,
         masks: bool = True,
     ):
-        """The infos of a reset or a step (`masks`: with the masks and seats now; a step sets its own)."""
-        g = self.games
-        N = self.num_envs
-        everyone = np.ones(N, dtype=bool)
+        """The infos of a reset or a step: the figures (`K.figures_row`) where a round ended or the game is
+        `over`; `masks`: with the masks and seats now (a step sets its own)."""
+        everyone = np.ones(self.num_envs, dtype=bool)
         infos: dict[str, Any] = {"_action_mask": everyone, "_seat": everyone}
         if masks:
             infos["action_mask"] = self.masks.copy()
             infos["seat"] = self.seats.copy()
+        scores, bonuses, totals, winners = figures
         if round_ended.any():
-            infos["round_scores"] = g.round_scores.astype(np.int64)
+            infos["round_scores"] = scores
             infos["_round_scores"] = round_ended.copy()
-            infos["round_bonuses"] = g.bonuses.astype(np.int64)
+            infos["round_bonuses"] = bonuses
             infos["_round_bonuses"] = round_ended.copy()
-        if done is not None and done.any():
-            over = done & g.is_over
-            if over.any():
-                totals = g.totals.astype(np.int64)
-                infos["totals"] = totals
-                infos["_totals"] = over
-                # Counted in the ended games alone (a few a step; at 1,024 games the whole batch took about 50 us).
-                final = totals[over]
-                winners = np.zeros(N, dtype=np.int64)
-                winners[over] = (final == final.max(axis=1, keepdims=True)).sum(axis=1)
-                infos["winner_count"] = winners
-                infos["_winner_count"] = over.copy()
+        if over.any():
+            infos["totals"] = totals
+            infos["_totals"] = over
+            infos["winner_count"] = winners
+            infos["_winner_count"] = over.copy()
         if illegal is not None and illegal.any():
             infos["illegal_action"] = illegal.copy()
             infos["_illegal_action"] = illegal.copy()
