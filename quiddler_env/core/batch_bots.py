@@ -28,15 +28,16 @@ BOT_CODES = {"random": RANDOM, "greedy": GREEDY}
 def _auto_lay(i, cards, ints, L, R):
     """The lay move of the automatic rule over the current player's candidates."""
     nc = ints[i, K.I_CAND_N]
-    scores = np.empty(nc, np.int64)
+    used = np.empty(nc, np.int64)
     longest = np.empty(nc, np.int64)
     words = np.empty(nc, np.int64)
     for k in range(nc):
         base = L[K.L_CAND_FIG] + k * K.FIG
-        scores[k] = ints[i, base + K.F_SCORE]
+        used[k] = ints[i, base + K.F_USED]
         longest[k] = ints[i, base + K.F_LONGEST]
         words[k] = ints[i, base + K.F_WORDS]
-    return K.LAY_BASE + K.auto_pick(scores, longest, words, nc, cards, ints, i, L, R)
+    total = ints[i, L[K.L_CAND_FIG] + K.F_USED] + ints[i, L[K.L_CAND_FIG] + K.F_UNUSED]  # (every candidate's)
+    return K.LAY_BASE + K.auto_pick(used, total, longest, words, nc, cards, ints, i, L, R)
 
 
 @njit(cache=True, nogil=True, inline="always")

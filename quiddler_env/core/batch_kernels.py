@@ -351,14 +351,16 @@ def lay_key_bonus(longest, words, cards, ints, i, L, R):
 
 
 @njit(cache=True, nogil=True)
-def auto_pick(scores, longest, words, n_front, cards, ints, i, L, R):
-    """The automatic rule (`laying.auto_index`): the first layout with the highest (score + bonuses, longest, words)."""
+def auto_pick(used, total, longest, words, n_front, cards, ints, i, L, R):
+    """The automatic rule (`laying.auto_index`): the first layout with the highest (score + bonuses, longest, words),
+    layout j's score being 2 * used[j] - total (its cards' points used count for it, the rest of the hand's
+    `total` against)."""
     best = 0
-    k0 = scores[0] + lay_key_bonus(longest[0], words[0], cards, ints, i, L, R)
+    k0 = 2 * used[0] - total + lay_key_bonus(longest[0], words[0], cards, ints, i, L, R)
     k1 = longest[0]
     k2 = words[0]
     for j in range(1, n_front):
-        a = scores[j] + lay_key_bonus(longest[j], words[j], cards, ints, i, L, R)
+        a = 2 * used[j] - total + lay_key_bonus(longest[j], words[j], cards, ints, i, L, R)
         if a > k0 or (a == k0 and (longest[j] > k1 or (longest[j] == k1 and words[j] > k2))):
             best = j
             k0 = a
@@ -518,12 +520,11 @@ def _lay_next(i, p, cards, ints, rng, go, L, R, sizes, S):
                     ints,
                 )
             return
-        scores = 2 * used - total
-        k = auto_pick(scores, longest, words, n_front, cards, ints, i, L, R)
+        k = auto_pick(used, total, longest, words, n_front, cards, ints, i, L, R)
         _lay(
             i,
             q,
-            scores[k],
+            2 * used[k] - total,
             longest[k],
             words[k],
             used[k],
