@@ -294,12 +294,15 @@ def play_bots(games, bots, moves, cards, ints, rng, go, L, R, sizes, S, num_acti
 
 @njit(cache=True, nogil=True)
 def vector_step(
-    games, actions, seats, bots, moves, steps, max_cycles, reward_mode, reward_scale, illegal_reward,
+    actions, restart, seed, slot_offset, episodes, seat_option, opponent_codes, seats, bots, moves, steps,
+    max_cycles, reward_mode, reward_scale, illegal_reward,
     masks, obs, rewards, terminated, truncated, illegal, round_ended, over, figures,
     cards, ints, rng, go, L, R, sizes, S, SL, num_actions, best_memo, table_memo,
 ):  # fmt: skip
     """The vector env's step where every other seat is a compiled bot, in one call, game by game (its rows
-    stay in the cache from its move to its view). In game i = games[j], learner seat seats[i]: actions[j] is
+    stay in the cache from its move to its view). Game i with restart[i] 1 starts its next episode
+    (`_start_episode`, its action ignored), with restart[i] 2 is left as it is (the caller deals its next
+    episode). In any other game i, learner seat seats[i]: actions[i] is
     illegal unless masks[i] allows it (then the game does not move: illegal, terminated and illegal_reward);
     else it is played, then the bots up to the learner's next move (`play_bots`), and rewards[i] is the
     learner's `learner_reward`, terminated[i] whether the game is over, truncated[i] whether it reached
@@ -310,15 +313,22 @@ def vector_step(
     seats, bots, moves, steps, masks, obs, rewards, terminated, truncated, illegal, round_ended, over = borrow(
         seats, bots, moves, steps, masks, obs, rewards, terminated, truncated, illegal, round_ended, over
     )
+    episodes, opponent_codes = borrow(episodes, opponent_codes)
     scores, bonuses, totals, winners = borrow(*figures)
     cards, ints, rng, go, L, R, sizes, S, SL, best_memo, table_memo = borrow(
         cards, ints, rng, go, L, R, sizes, S, SL, best_memo, table_memo
     )
     mask = np.zeros(num_actions, np.int8)
-    for j in range(games.shape[0]):
-        i = games[j]
-        a = actions[j]
-        if a < 0 or a >= num_actions or masks[i, a] == 0:
+    for i in range(actions.shape[0]):
+        a = actions[i]
+        if restart[i] == 2:  # (its next episode is dealt by the caller)
+            continue
+        if restart[i] == 1:
+            _start_episode(
+                i, seed, slot_offset, episodes, seat_option, opponent_codes, seats, bots, moves, steps, mask,
+                cards, ints, rng, go, L, R, sizes, S, best_memo, table_memo,
+            )  # fmt: skip
+        elif a < 0 or a >= num_actions or masks[i, a] == 0:
             illegal[i] = True
             terminated[i] = True
             rewards[i] = illegal_reward
@@ -343,37 +353,50 @@ def vector_step(
 
 
 @njit(cache=True, nogil=True)
+def _start_episode(
+    i, seed, slot_offset, episodes, seat_option, opponent_codes, seats, bots, moves, steps, mask,
+    cards, ints, rng, go, L, R, sizes, S, best_memo, table_memo,
+):  # fmt: skip
+    """Game i deals episode episodes[i] of slot i + slot_offset of a batch seeded `seed` (`K.game_stream`),
+    seats its learner (`seat_option`, or drawn from the game's seed when it is negative: `K.seat_draw`) and
+    the bots (`opponent_codes[k - 1]` k seats after it) and plays them up to the learner's move
+    (`play_bots`, mask: scratch for greedy); episodes[i] counts on, steps and moves start again, the gains
+    are taken."""
+    n = R[K.R_PLAYERS]
+    game_seed = K.game_stream(seed, np.uint64(i + slot_offset), np.uint64(episodes[i]))
+    K.reset_game(i, game_seed, 0, cards, ints, rng, go, L, R, sizes)
+    seat = K.seat_draw(game_seed, n) if seat_option < 0 else seat_option
+    seats[i] = seat
+    bots[i, seat] = NOT_A_BOT
+    for k in range(1, n):
+        bots[i, (seat + k) % n] = opponent_codes[k - 1]
+    episodes[i] += 1
+    steps[i] = 0
+    moves[i] = 0
+    for p in range(n):
+        ints[i, L[K.L_GAIN] + p] = 0
+    _play_game(i, bots, moves, mask, cards, ints, rng, go, L, R, sizes, S, best_memo, table_memo)
+
+
+@njit(cache=True, nogil=True)
 def start_episodes(
     games, seed, slot_offset, episodes, seat_option, opponent_codes, seats, bots, moves, steps, masks, obs,
     cards, ints, rng, go, L, R, sizes, S, SL, num_actions, best_memo, table_memo,
 ):  # fmt: skip
-    """The vector env's new episodes where every other seat is a compiled bot, in one call: game i of games
-    deals episode episodes[i] of slot i + slot_offset of a batch seeded `seed` (`K.game_stream`), seats its
-    learner (`seat_option`, or drawn from the game's seed when it is negative: `K.seat_draw`) and the bots
-    (`opponent_codes[k - 1]` k seats after it), plays them up to the learner's move (`play_bots`), and writes
-    its mask into masks[i] and the learner's observation into obs[i]; episodes[i] counts on, steps and moves
-    start again, the gains are taken."""
+    """The vector env's new episodes where every other seat is a compiled bot, in one call: `_start_episode`
+    of each game i of games, then its mask into masks[i] and the learner's observation into obs[i]."""
     episodes, seats, bots, moves, steps, masks, obs = borrow(episodes, seats, bots, moves, steps, masks, obs)
+    opponent_codes = borrow(opponent_codes)[0]
     cards, ints, rng, go, L, R, sizes, S, SL, best_memo, table_memo = borrow(
         cards, ints, rng, go, L, R, sizes, S, SL, best_memo, table_memo
     )
-    n = R[K.R_PLAYERS]
     mask = np.zeros(num_actions, np.int8)
     for j in range(games.shape[0]):
         i = games[j]
-        game_seed = K.game_stream(seed, np.uint64(i + slot_offset), np.uint64(episodes[i]))
-        K.reset_game(i, game_seed, 0, cards, ints, rng, go, L, R, sizes)
-        seat = K.seat_draw(game_seed, n) if seat_option < 0 else seat_option
-        seats[i] = seat
-        bots[i, seat] = NOT_A_BOT
-        for k in range(1, n):
-            bots[i, (seat + k) % n] = opponent_codes[k - 1]
-        episodes[i] += 1
-        steps[i] = 0
-        moves[i] = 0
-        for p in range(n):
-            ints[i, L[K.L_GAIN] + p] = 0
-        _play_game(i, bots, moves, mask, cards, ints, rng, go, L, R, sizes, S, best_memo, table_memo)
+        _start_episode(
+            i, seed, slot_offset, episodes, seat_option, opponent_codes, seats, bots, moves, steps, mask,
+            cards, ints, rng, go, L, R, sizes, S, best_memo, table_memo,
+        )  # fmt: skip
         K.mask_row(i, masks[i], cards, ints, go, L, R, S)
         K.observe_row(i, seats[i], obs[i], cards, ints, L, R, SL)
 

@@ -64,6 +64,7 @@ from .common import COMPILED, IllegalActionError, OpponentMix
 __all__ = ["COMPILED", "OpponentMix", "QuiddlerVectorEnv"]
 
 
+_NO_CODES = np.zeros(0, dtype=np.int8)
 _REWARD_CODES = dict(zip(common.REWARD_MODES, (K.ROUND_SCORE, K.RELATIVE, K.LEAD, K.WIN_LOSS), strict=True))
 
 
@@ -92,6 +93,7 @@ class QuiddlerVectorEnv(VectorEnv):
         self.reward_scale = opts["reward_scale"]
         self.max_cycles = opts["max_cycles"]
         self.learner_seat_option = opts["learner_seat"]
+        self._seat_code = -1 if self.learner_seat_option == "random" else int(self.learner_seat_option)
         self.illegal_reward = opts["illegal_reward"]
         self.autoreset_mode = opts["autoreset_mode"]
         self.slot_offset = opts["slot_offset"]
@@ -119,6 +121,9 @@ class QuiddlerVectorEnv(VectorEnv):
     def set_opponents(self, opponents: Any) -> None:
         """New opponents (as the `opponents` option), for the episodes that start from now on."""
         self.opponents = common.check_vector_opponents(opponents, self.num_players)
+        # The compiled bots' codes, seat by seat, when every opponent is one by name (episodes start in one call).
+        named = all(isinstance(entry, str) for entry in self.opponents)
+        self._codes = np.asarray([BB.BOT_CODES[e] for e in self.opponents], dtype=np.int8) if named else None
         entries = [e for o in self.opponents for e in (o.entries if isinstance(o, OpponentMix) else [o])]
         # Sticky: games already dealt may still seat the Python policies of the earlier opponents.
         self._any_python = getattr(self, "_any_python", False) or any(not isinstance(e, str) for e in entries)
@@ -129,13 +134,11 @@ class QuiddlerVectorEnv(VectorEnv):
         """Deal a new episode in each of `slots`: its seed, learner seat and opponents, then play up to the learner;
         its mask and observation are written."""
         n = self.num_players
-        if all(isinstance(entry, str) for entry in self.opponents):  # compiled bots only: one call for it all
+        if self._codes is not None:  # compiled bots only: one call for it all
             g = self.games
-            seat_option = -1 if self.learner_seat_option == "random" else int(self.learner_seat_option)
-            codes = np.asarray([BB.BOT_CODES[entry] for entry in self.opponents], dtype=np.int8)
             BB.start_episodes(
-                slots, np.uint64(self._seed), np.int64(self.slot_offset), self.episodes, np.int64(seat_option),
-                codes, self.seats, self.bots, self.moves, self.steps, self.masks, self.observations,
+                slots, np.uint64(self._seed), np.int64(self.slot_offset), self.episodes, np.int64(self._seat_code),
+                self._codes, self.seats, self.bots, self.moves, self.steps, self.masks, self.observations,
                 g.cards, g.ints, g.rng, g.go, g.L, g.R, g.sizes, g.S, g.obs_starts, self.num_actions, g.best_memo,
                 g.table_memo,
             )  # fmt: skip
@@ -240,33 +243,36 @@ class QuiddlerVectorEnv(VectorEnv):
         terminated = np.zeros(N, dtype=bool)
         truncated = np.zeros(N, dtype=bool)
         illegal = np.zeros(N, dtype=bool)
-        restart = (
-            np.flatnonzero(self._needs_reset)
-            if self.autoreset_mode == AutoresetMode.NEXT_STEP
-            else np.empty(0, np.int64)
-        )
-        if restart.size:
-            playing = np.ones(N, dtype=bool)
-            playing[restart] = False
-            slots = np.flatnonzero(playing)
-        else:
-            slots = self.games.all_games
-        acts = actions[slots].astype(np.int64)
+        round_ended = np.zeros(N, dtype=bool)
+        over = np.zeros(N, dtype=bool)
+        figures = self._new_figures()
+        next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
         g = self.games
         # Every row of the observations is written below (the restarted games' too), so they go into a new
         # array, which is returned as it is: the one the last step returned stays the caller's.
         self.observations = np.empty_like(self.observations)
-        round_ended = np.zeros(N, dtype=bool)
-        over = np.zeros(N, dtype=bool)
-        figures = self._new_figures()
         if not self._any_python:  # every opponent a compiled bot: the whole step of each game in one call
+            # Per game: 0 plays its move; 1 starts its next episode in the same call (next-step autoreset, the
+            # opponents compiled bots by name); 2 waits, its next episode dealt below (mixes draw from numpy).
+            restart = self._needs_reset.view(np.int8) * (1 if self._codes is not None else 2)
+            if not next_step:
+                restart[:] = 0
             BB.vector_step(
-                slots, acts, self.seats, self.bots, self.moves, self.steps, self.max_cycles or 0,
-                self._reward_code, self.reward_scale, self.illegal_reward, self.masks, self.observations, rewards,
-                terminated, truncated, illegal, round_ended, over, figures, g.cards, g.ints, g.rng, g.go, g.L, g.R,
-                g.sizes, g.S, g.obs_starts, self.num_actions, g.best_memo, g.table_memo,
+                actions.astype(np.int64, copy=False), restart, np.uint64(self._seed), np.int64(self.slot_offset),
+                self.episodes, np.int64(self._seat_code), self._codes if self._codes is not None else _NO_CODES,
+                self.seats, self.bots, self.moves, self.steps, self.max_cycles or 0, self._reward_code,
+                self.reward_scale, self.illegal_reward, self.masks, self.observations, rewards, terminated,
+                truncated, illegal, round_ended, over, figures, g.cards, g.ints, g.rng, g.go, g.L, g.R, g.sizes, g.S,
+                g.obs_starts, self.num_actions, g.best_memo, g.table_memo,
             )  # fmt: skip
+            if self._codes is None and next_step and self._needs_reset.any():
+                self._start(np.flatnonzero(self._needs_reset))
         else:
+            restart = np.flatnonzero(self._needs_reset) if next_step else np.empty(0, np.int64)
+            playing = np.ones(N, dtype=bool)
+            playing[restart] = False
+            slots = np.flatnonzero(playing)
+            acts = actions[slots].astype(np.int64)
             legal = (acts >= 0) & (acts < self.num_actions)
             legal[legal] = self.masks[slots[legal], acts[legal]] > 0
             bad = slots[~legal]
@@ -288,12 +294,15 @@ class QuiddlerVectorEnv(VectorEnv):
             round_ended = g.rounds_completed != rounds_before
             K.round_figures(round_ended, terminated & ~illegal, over, *figures, g.ints, g.L, g.R)
             self._refresh(slots)
+            self.masks[terminated | truncated] = 0
+            if restart.size:
+                self._start(restart)
         done = terminated | truncated
-        ended = np.flatnonzero(done)
-        same_step = self.autoreset_mode == AutoresetMode.SAME_STEP and ended.size > 0
         infos = self._infos(round_ended, over, figures, illegal=illegal, masks=False)
-        self.masks[ended] = 0
-        if same_step:
+        if next_step:
+            self._needs_reset = done
+        elif done.any():
+            ended = np.flatnonzero(done)
             infos["action_mask"] = self.masks.copy()  # the final infos' masks: all zero where it ended
             infos["seat"] = self.seats.copy()
             final_obs = np.empty(N, dtype=object)
@@ -304,10 +313,6 @@ class QuiddlerVectorEnv(VectorEnv):
             infos["final_obs"] = final_obs
             infos["_final_obs"] = done.copy()
             self._start(ended)
-        else:
-            if restart.size:
-                self._start(restart)
-            self._needs_reset = done
         infos["action_mask"] = self.masks.copy()
         infos["seat"] = self.seats.copy()
         return self.observations, rewards, terminated, truncated, infos
