@@ -401,7 +401,7 @@ def _record(i, rec, urec, used, unused, terms, unused_faces, cards, ints):
         cards[i, urec + 1 + u] = unused_faces[u]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _copy_record(i, rec_from, urec_from, rec_to, urec_to, cards, ints):
     for t in range(REC):
         ints[i, rec_to + t] = ints[i, rec_from + t]
@@ -478,7 +478,7 @@ def _end_round(i, cards, ints, rng, go, L, R, sizes):
         go[i] = 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=True)
 def _lay_next(i, p, cards, ints, rng, go, L, R, sizes, S):
     """Lay for the players queued to lay now (auto), or hand the first its lay decision (choose);
     then the next turn, or the round's end (as `QuiddlerGame._lay_next`)."""
@@ -593,7 +593,7 @@ def go_bits(i, cards, ints, go, L, R, S):
     return go[i]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def step_one(i, a, cards, ints, rng, go, L, R, sizes, S):
     """Play legal action a for the current player of game i (as `QuiddlerGame.step`)."""
     n = R[R_PLAYERS]
@@ -627,12 +627,9 @@ def step_one(i, a, cards, ints, rng, go, L, R, sizes, S):
                 d0 = L[L_DISC]
                 m = ints[i, I_DISC_LEN] - 1
                 top = cards[i, d0 + m]
-                pile = np.empty(m, np.int8)
                 for k in range(m):
-                    pile[k] = cards[i, d0 + k]
-                shuffle(rng, i, pile, m)
-                for k in range(m):
-                    cards[i, L[L_DRAW] + k] = pile[k]
+                    cards[i, L[L_DRAW] + k] = cards[i, d0 + k]
+                shuffle(rng, i, cards[i, L[L_DRAW] : L[L_DRAW] + m], m)
                 ints[i, I_DRAW_LEN] = m
                 cards[i, d0] = top
                 ints[i, I_DISC_LEN] = 1
@@ -698,7 +695,7 @@ ROUND_SCORE, RELATIVE, LEAD, WIN_LOSS = range(4)
 """Codes of `envs.common.REWARD_MODES`, in its order."""
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def learner_reward(i, seat, mode, scale, ints, L, R):
     """Seat `seat`'s reward in game i for the round ends since the last take of its gains; takes them (zeroed).
 
@@ -829,7 +826,7 @@ def masks_at(games, out, cards, ints, go, L, R, S):
         mask_row(games[j], out[games[j]], cards, ints, go, L, R, S)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def observe_row(i, p, out, cards, ints, L, R, SL):
     """Player p's observation of game i into out (as `envs.observation.encode_observation`).
 
