@@ -388,7 +388,7 @@ def _walk_low(low, node_pack, ws):
     small[_M_END + low] = n_words
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 def _covers(j0, j1, whole, node_pack, ws):
     """Bit j (j0 <= j < j1) set iff the readied hand minus one card of field j can be laid out completely,
     and bit m (the hand's field count) iff the whole hand can, when `whole`.
