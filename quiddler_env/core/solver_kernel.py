@@ -926,7 +926,7 @@ def draw_discard_tables(
     return faces, score, words, longest, goes_out
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def layout_front_path(
     labels,
     counts,
