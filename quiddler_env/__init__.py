@@ -19,7 +19,7 @@ from .core.dictionary import load_dictionary
 from .core.solver import Layout, get_solver
 from .envs import registration as _registration  # noqa: F401  (registers the Gymnasium ids)
 
-__version__ = "0.8.11"
+__version__ = "0.8.12"
 
 
 def _solver(config: QuiddlerConfig | None):
