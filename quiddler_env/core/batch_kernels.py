@@ -478,6 +478,8 @@ def _end_round(i, cards, ints, rng, go, L, R, sizes):
         go[i] = 0
 
 
+# _nrt=True stated: a kernel called from one compiled with _nrt=False inherits that flag unless it states its
+# own, and the front below allocates (its arrays need their reference counts).
 @njit(cache=True, nogil=True, _nrt=True)
 def _lay_next(i, p, cards, ints, rng, go, L, R, sizes, S):
     """Lay for the players queued to lay now (auto), or hand the first its lay decision (choose);
@@ -593,6 +595,8 @@ def go_bits(i, cards, ints, go, L, R, S):
     return go[i]
 
 
+# _nrt=False (here and on the other kernels that allocate nothing): no reference counts. Every array they take
+# is borrowed from their caller, and numba made a call per array and view even for a borrowed one.
 @njit(cache=True, nogil=True, _nrt=False)
 def step_one(i, a, cards, ints, rng, go, L, R, sizes, S):
     """Play legal action a for the current player of game i (as `QuiddlerGame.step`)."""
@@ -690,6 +694,19 @@ def step_games(games, actions, cards, ints, rng, go, L, R, sizes, S):
     return -1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def best_total(i, ints, L, R):
+    """Game i's highest running total and how many seats have it."""
+    t0 = L[L_TOTALS]
+    best = ints[i, t0]
+    for p in range(1, R[R_PLAYERS]):
+        best = max(best, ints[i, t0 + p])
+    sharing = 0
+    for p in range(R[R_PLAYERS]):
+        sharing += ints[i, t0 + p] == best
+    return best, sharing
+
+
 # The learner's reward, by the vector env's `reward_mode` (`envs.common.round_rewards`, for one seat).
 ROUND_SCORE, RELATIVE, LEAD, WIN_LOSS = range(4)
 """Codes of `envs.common.REWARD_MODES`, in its order."""
@@ -725,13 +742,8 @@ def learner_reward(i, seat, mode, scale, ints, L, R):
     else:
         r = 0.0
         if ints[i, I_PHASE] == GAME_OVER:
-            best = ints[i, t0]
-            for p in range(1, n):
-                best = max(best, ints[i, t0 + p])
-            sole = 0
-            for p in range(n):
-                sole += ints[i, t0 + p] == best
-            r = (1.0 if sole == 1 else 0.0) if ints[i, t0 + seat] == best else -1.0
+            best, sharing = best_total(i, ints, L, R)
+            r = (1.0 if sharing == 1 else 0.0) if ints[i, t0 + seat] == best else -1.0
     for p in range(n):
         ints[i, g0 + p] = 0
     return r * scale
@@ -767,14 +779,9 @@ def figures_row(i, round_ended, over, scores, bonuses, totals, winners, ints, L,
             scores[i, p] = ints[i, L[L_ROUND_SCORE] + p]
             bonuses[i, p] = ints[i, L[L_BONUS] + p]
     if over:
-        best = ints[i, L[L_TOTALS]]
         for p in range(n):
             totals[i, p] = ints[i, L[L_TOTALS] + p]
-            best = max(best, ints[i, L[L_TOTALS] + p])
-        sole = 0
-        for p in range(n):
-            sole += ints[i, L[L_TOTALS] + p] == best
-        winners[i] = sole
+        winners[i] = best_total(i, ints, L, R)[1]
 
 
 @njit(cache=True, nogil=True)
