@@ -4,9 +4,6 @@ positions and the JSON API over HTTP on the loopback address. (The page itself, 
 from __future__ import annotations
 
 import json
-import threading
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -16,6 +13,8 @@ from agents.table.server import CURRENT, TableServer
 from agents.table.session import MoveRefused, TableGame
 from quiddler_env.core.cards import FACES
 from quiddler_env.core.config import QuiddlerConfig
+from tests.table_client import call as _call
+from tests.table_client import serve
 
 SHORT = QuiddlerConfig(hand_sizes=(3, 4))
 
@@ -100,20 +99,7 @@ def test_replay_frames_step_through_every_move_with_every_hand():
 
 
 def _serve(tmp_path: Path, replay_files=()):
-    server = TableServer(("127.0.0.1", 0), tmp_path / "games", list(replay_files))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    return server, f"http://127.0.0.1:{server.server_port}"
-
-
-def _call(url: str, body=None, raw: bytes | None = None):
-    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
+    return serve(tmp_path / "games", replay_files)
 
 
 def test_the_api_plays_refuses_saves_reopens_and_resumes(tmp_path):

@@ -12,13 +12,12 @@ import json
 import os
 import shutil
 import threading
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from agents.table.server import TableServer
+from tests.table_client import call
 
 pytestmark = pytest.mark.slow
 webdriver = pytest.importorskip("selenium.webdriver")
@@ -144,16 +143,12 @@ def test_a_bad_move_sent_by_hand_is_refused_and_the_page_keeps_the_game(browser,
     browser.find_element(By.ID, "start").click()
     _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#moves button.move"))
     before = server.table.record()
-    request = urllib.request.Request(
-        base + "/api/move",
-        data=json.dumps({"seat": 0, "action": 63}).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-    with pytest.raises(urllib.error.HTTPError) as refused:
-        urllib.request.urlopen(request, timeout=10)
-    assert refused.value.code == 409
-    assert json.loads(refused.value.read())["error"].startswith("move 63 is not legal now")
+    status, answer = call(base + "/api/move", {"seat": 0, "action": 63})  # with the page's token, as the page sends
+    assert status == 409 and answer["error"].startswith("move 63 is not legal now")
     assert server.table.record() == before
+    # The page's own API calls carry the session token; the same move without it is refused.
+    status, answer = call(base + "/api/move", {"seat": 0, "action": 63}, headers={"X-Quiddler-Token": None})
+    assert status == 403 and "token" in answer["error"] and server.table.record() == before
     browser.refresh()  # a reloaded tab shows the same game
     _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#moves button.move"))
     names = [b.text for b in browser.find_elements(By.CSS_SELECTOR, "#moves button.move")]

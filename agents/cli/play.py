@@ -6,10 +6,13 @@
     quiddler-play --terminal --opponents expert random --seed 3
     python examples/play_human.py ...                   # the terminal seat, from a checkout
 
-The browser table serves a page on the loopback address (`--host` to listen elsewhere):
-pick the seats (you and any agent specs) and the rules, play by clicking, save and reopen
-games; `/replay` steps through saved games. Games live in `--games-dir` (the current
-game is written there after every move). At the terminal, type `help` at the prompt for
+The browser table serves a page on the loopback address: pick the seats (you, the bots,
+the zoo's policies and the bundles named with `--policy`) and the rules (word lists named
+with `--word-list` or kept in `--games-dir`), play by clicking, save and reopen games;
+`/replay` steps through saved games. Games live in `--games-dir` (the current game is
+written there after every move). Only the table's own page may use its API; another
+address than the loopback (`--host 0.0.0.0`) needs `--allow-remote`, since anyone who
+can reach it may then play. At the terminal, type `help` at the prompt for
 the moves (`draw`, `take E`, `discard QU`, `go out discarding M`, or a move number);
 `quit` or Ctrl-D leaves.
 """
@@ -34,6 +37,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--terminal", action="store_true", help="play at the terminal instead of the browser")
     parser.add_argument("--host", default="127.0.0.1", help="browser table: the address to listen on (loopback)")
+    parser.add_argument(
+        "--allow-remote", action="store_true", help="browser table: let --host be an address other machines reach"
+    )
+    parser.add_argument(
+        "--policy", action="append", default=[], metavar="BUNDLE", help="browser table: a policy bundle seats may play"
+    )
+    parser.add_argument(
+        "--word-list", action="append", default=[], metavar="FILE", help="browser table: a word list the rules may use"
+    )
     parser.add_argument("--port", type=int, default=8765, help="browser table: the port (0: any free one)")
     parser.add_argument(
         "--games-dir", default=str(Path.home() / ".cache" / "quiddler_env" / "table"), help="browser table: saved games"
@@ -80,28 +92,70 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _browser(args: argparse.Namespace) -> int:
+    from ..table.guard import is_loopback
     from ..table.server import serve
 
-    replays = [Path(p) for p in args.replay]
-    for path in replays:
-        if not path.is_file():
-            print(f"quiddler-play: error: replay file {path} does not exist", file=sys.stderr)
-            return 2
-    if not 0 <= args.port <= 65535:
-        print(f"quiddler-play: error: --port {args.port} is not a port (0..65535)", file=sys.stderr)
+    def error(message: str) -> int:
+        print(f"quiddler-play: error: {message}", file=sys.stderr)
         return 2
+
+    replays = [Path(p) for p in args.replay]
+    for flag, paths in (("--replay", replays), ("--policy", args.policy), ("--word-list", args.word_list)):
+        for path in map(Path, paths):
+            problem = _not_readable(path, folder_ok=flag == "--policy")
+            if problem:
+                return error(f"{flag} {path} {problem}")
+    if not 0 <= args.port <= 65535:
+        return error(f"--port {args.port} is not a port (0..65535)")
+    games_dir = Path(args.games_dir)
+    if games_dir.exists() and not games_dir.is_dir():
+        return error(f"--games-dir {games_dir} is not a folder")
+    try:
+        games_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return error(f"cannot make --games-dir {games_dir}: {exc.strerror or exc}")
+    if not is_loopback(args.host):
+        if not args.allow_remote:
+            return error(
+                f"--host {args.host} serves the table beyond this machine: add --allow-remote if anyone who can "
+                "reach it may play"
+            )
+        print(
+            f"quiddler-play: warning: listening on {args.host}: anyone who can reach this machine on that port "
+            f"can play at this table and read its games",
+            file=sys.stderr,
+        )
 
     def ready(server) -> None:
         print(f"the Quiddler table: http://{args.host}:{server.server_port}/  (Ctrl-C stops it)", flush=True)
 
     try:
-        serve(args.host, args.port, Path(args.games_dir), replays, ready=ready)
+        serve(
+            args.host,
+            args.port,
+            games_dir,
+            replays,
+            ready=ready,
+            policies=[Path(p) for p in args.policy],
+            word_lists=[Path(p) for p in args.word_list],
+        )
     except OSError as exc:
         print(f"quiddler-play: error: cannot serve on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\nstopped.")
     return 0
+
+
+def _not_readable(path: Path, folder_ok: bool = False) -> str | None:
+    """What keeps `path` from being read as a file (or a folder, if `folder_ok`), or None."""
+    if not path.exists():
+        return "does not exist"
+    if path.is_dir():
+        return None if folder_ok else "is a folder, not a file"
+    if not path.is_file():
+        return "is not a regular file (a FIFO, a device or a socket)"
+    return None
 
 
 if __name__ == "__main__":

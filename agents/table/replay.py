@@ -47,6 +47,8 @@ def _position(game: QuiddlerGame, move: str | None, seat: int | None, results) -
 
 def replay_frames(record: dict[str, Any]) -> dict[str, Any]:
     """Seats, rules and one frame per position (the deal, then after each move) of a saved game."""
+    if not isinstance(record, dict):
+        raise ValueError(f"not a saved game (a JSON {type(record).__name__}, not an object)")
     frames: list[dict[str, Any]] = []
     rounds = 0
     # replay_states checks the record, its decks against its seed and every move.

@@ -19,15 +19,25 @@ unless asked otherwise.
 The server is the authority: the game lives here, every move is checked against the
 legal ones, and after every move the game is written to `current.json` in the games
 folder (atomically), so a reloaded or closed tab loses nothing, and a restarted server
-picks the game up again. Files are read only from the games folder and the replay files
-named on the command line; a name is never a path.
+picks the game up again. A move and the agents' replies land together or not at all: if
+an agent fails, the human's move is undone too and the answer is a 500 with the reason.
+A damaged `current.json` is moved aside (its new name printed), never overwritten.
+
+Only the table's own pages may use it (`guard.py`: the Host, the Origin, the session's
+token, JSON bodies only), and they may only load what it offers (`offer.py`: the bots,
+the zoo, and the bundles and word lists named on its command line or kept in its games
+folder). Files are read only from the games folder and the replay files named on the
+command line; a name is never a path. Every request gets an answer: 400, 403, 404, 409,
+411, 413, 415 or 500, each with a one-line reason.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 import threading
+import time
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -37,6 +47,8 @@ from urllib.parse import parse_qs, urlparse
 from quiddler_env.core import files
 from quiddler_env.core.config import QuiddlerConfig
 
+from .guard import Guard, Refused
+from .offer import Offer
 from .replay import replay_frames, replay_records
 from .session import MoveRefused, TableGame
 
@@ -46,6 +58,25 @@ CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; c
 CURRENT = "current.json"
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 MAX_BODY = 1 << 20
+MAX_SEED = 2**63 - 1
+TOKEN_MARK = "{{token}}"  # where the pages carry the session's token
+HEADERS = {  # on every answer: never framed by another site, never sniffed, never cached
+    "Content-Security-Policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+def load_json(raw: bytes | str, what: str) -> Any:
+    """JSON text as data; a ValueError names `what` and the problem (too deep or too long numbers too)."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise ValueError(f"{what} is nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer too long to convert
+        raise ValueError(f"{what} is not JSON: {str(exc).splitlines()[0]}") from None
 
 
 class BadRequest(ValueError):
@@ -57,19 +88,37 @@ class TableServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], games_dir: Path, replay_files: list[Path] = ()) -> None:
-        super().__init__(address, TableHandler)
+    def __init__(
+        self,
+        address: tuple[str, int],
+        games_dir: Path,
+        replay_files: list[Path] = (),
+        *,
+        policies: list[Path] = (),
+        word_lists: list[Path] = (),
+    ) -> None:
         self.games_dir = Path(games_dir)
         self.games_dir.mkdir(parents=True, exist_ok=True)
+        super().__init__(address, TableHandler)
+        self.guard = Guard(address[0], self.server_port)
+        self.offer = Offer(self.games_dir, policies, word_lists)
         self.replay_files = {p.name: Path(p) for p in replay_files}
         self.lock = threading.Lock()
         self.table: TableGame | None = None
         current = self.games_dir / CURRENT
         if current.is_file():
             try:
-                self.table = TableGame.from_record(json.loads(current.read_text()))
-            except (ValueError, OSError) as exc:  # a damaged file is kept aside, never trusted
-                print(f"quiddler-play: not resuming {current}: {exc}")
+                self.table = TableGame.from_record(load_json(files.read_text(current), CURRENT))
+            except (ValueError, OSError) as exc:  # a damaged file is kept aside, never trusted nor overwritten
+                aside = current.with_name(f"{CURRENT}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+                current.replace(aside)
+                print(f"quiddler-play: not resuming {current}: {str(exc).splitlines()[0]}; kept it as {aside}")
+
+    def handle_error(self, request, client_address) -> None:
+        """A connection that failed outside the API (the client went away mid-answer): one line, no traceback."""
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, (ConnectionError, TimeoutError)):
+            print(f"quiddler-play: a request from {client_address[0]} failed: {type(exc).__name__}: {exc}")
 
     # -- the API, called under the lock -----------------------------------------------------------
 
@@ -84,22 +133,31 @@ class TableServer(ThreadingHTTPServer):
         if not isinstance(rules, dict):
             raise BadRequest("rules must be a mapping of QuiddlerConfig fields")
         seed = body.get("seed", 0)
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise BadRequest(f"seed must be a non-negative integer, got {seed!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            raise BadRequest(f"seed must be an integer from 0 to {MAX_SEED}, got {seed!r}")
         try:
-            table = TableGame(seats, QuiddlerConfig.from_mapping({**rules, "num_players": len(seats)}), seed)
-            table.play_agents()
+            seats = [self.offer.seat(spec) for spec in seats]
+            config = QuiddlerConfig.from_mapping({**self.offer.rules(rules), "num_players": len(seats)})
+            table = TableGame(seats, config, seed)
         except ValueError as exc:
             raise BadRequest(str(exc).splitlines()[0]) from None
+        table.play_agents()  # an agent that fails here leaves the game in progress as it was
+        self._keep(table)
         self.table = table
-        self._keep()
         return self.state()
 
     def move(self, body: dict[str, Any]) -> dict[str, Any]:
         if self.table is None:
             raise MoveRefused("no game: start one first")
-        self.table.move(body.get("seat"), body.get("action"))
-        self._keep()
+        played = len(self.table.actions)
+        try:
+            self.table.move(body.get("seat"), body.get("action"))
+            self._keep(self.table)
+        except MoveRefused:
+            raise  # nothing was played
+        except Exception:
+            self.table.rewind(played)  # the move and the agents' replies land together or not at all
+            raise
         return self.state()
 
     def saved(self) -> dict[str, Any]:
@@ -123,10 +181,11 @@ class TableServer(ThreadingHTTPServer):
         if not path.is_file():
             raise BadRequest(f"no saved game {name!r}")
         try:
-            self.table = TableGame.from_record(json.loads(path.read_text()))
-        except ValueError as exc:
-            raise BadRequest(f"saved game {name!r} cannot be opened: {exc}") from None
-        self._keep()
+            table = TableGame.from_record(load_json(files.read_text(path), f"saved game {name!r}"))
+        except (ValueError, OSError) as exc:
+            raise BadRequest(f"saved game {name!r} cannot be opened: {str(exc).splitlines()[0]}") from None
+        self._keep(table)
+        self.table = table
         return self.state()
 
     def replay(self, query: dict[str, list[str]]) -> dict[str, Any]:
@@ -135,11 +194,11 @@ class TableServer(ThreadingHTTPServer):
             if name in self.replay_files:
                 records = replay_records(self.replay_files[name])
             elif _NAME.match(name.removesuffix(".json")) and (self.games_dir / name).is_file():
-                records = [json.loads((self.games_dir / name).read_text())]
+                records = [load_json(files.read_text(self.games_dir / name), name)]
             else:
                 raise BadRequest(f"no replay file {name!r} (see /api/saved)")
-        except ValueError as exc:  # a ReplayError, or a saved game that is not JSON
-            raise BadRequest(str(exc)) from None
+        except (ValueError, OSError) as exc:  # a ReplayError, or a saved game that is not JSON
+            raise BadRequest(str(exc).splitlines()[0]) from None
         try:
             k = int((query.get("game") or ["0"])[0])
         except ValueError:
@@ -156,21 +215,24 @@ class TableServer(ThreadingHTTPServer):
             raise BadRequest("a saved game's name is 1 to 64 letters, digits, '-' or '_' (and not 'current')")
         return name
 
-    def _keep(self) -> None:
-        if self.table is not None:
-            files.write_json(self.games_dir / CURRENT, self.table.record())
+    def _keep(self, table: TableGame) -> None:
+        """Write `table` as the game in progress (atomically: the file holds the old game or the new one)."""
+        files.write_json(self.games_dir / CURRENT, table.record())
 
 
 class TableHandler(BaseHTTPRequestHandler):
     server: TableServer
+    timeout = 30  # seconds a client may take to send its request: a stalled one does not hold a thread forever
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: the terminal is the user's
         pass
 
     def do_GET(self) -> None:
         url = urlparse(self.path)
+        if not self._allowed("GET", url.path):
+            return
         if url.path in PAGES:
-            return self._file(STATIC / PAGES[url.path])
+            return self._page(STATIC / PAGES[url.path])
         if url.path.startswith("/static/"):
             name = url.path.removeprefix("/static/")
             if "/" in name or name.startswith(".") or not (STATIC / name).is_file():
@@ -179,7 +241,7 @@ class TableHandler(BaseHTTPRequestHandler):
         routes = {
             "/api/state": lambda: self.server.state(),
             "/api/saved": lambda: self.server.saved(),
-            "/api/agents": lambda: {"agents": _agent_specs()},
+            "/api/agents": lambda: {"agents": self.server.offer.agents()},
             "/api/rules": lambda: {"rules": _rule_options()},
             "/api/replay": lambda: self.server.replay(parse_qs(url.query)),
         }
@@ -189,6 +251,8 @@ class TableHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         url = urlparse(self.path)
+        if not self._allowed("POST", url.path):
+            return
         routes = {
             "/api/new": self.server.new_game,
             "/api/move": self.server.move,
@@ -199,9 +263,20 @@ class TableHandler(BaseHTTPRequestHandler):
             return self._json({"error": f"no page {url.path}"}, HTTPStatus.NOT_FOUND)
         try:
             body = self._body()
-        except BadRequest as exc:
-            return self._json({"error": str(exc)}, HTTPStatus.BAD_REQUEST)
+        except Refused as exc:
+            self.close_connection = True  # the unread body must not be taken for the next request
+            return self._json({"error": str(exc)}, exc.status)
         self._answer(lambda: routes[url.path](body))
+
+    def _allowed(self, method: str, path: str) -> bool:
+        """Whether the guard lets the request through (if not, it has been answered)."""
+        try:
+            self.server.guard.check(method, path, self.headers)
+        except Refused as exc:
+            self.close_connection = True
+            self._json({"error": str(exc)}, exc.status)
+            return False
+        return True
 
     def _answer(self, call) -> None:
         with self.server.lock:
@@ -211,45 +286,57 @@ class TableHandler(BaseHTTPRequestHandler):
                 answer, status = {"error": str(exc), **self.server.state()}, HTTPStatus.CONFLICT
             except BadRequest as exc:
                 answer, status = {"error": str(exc)}, HTTPStatus.BAD_REQUEST
+            except Exception as exc:  # an agent that failed, a full disk: said in one line, the game as it was
+                reason = str(exc).splitlines()[0] if str(exc) else ""
+                answer = {"error": f"the server could not do it: {type(exc).__name__}: {reason}", **self.server.state()}
+                status = HTTPStatus.INTERNAL_SERVER_ERROR
         self._json(answer, status)
 
     def _body(self) -> dict[str, Any]:
-        length = int(self.headers.get("Content-Length") or 0)
-        if not 0 < length <= MAX_BODY:
-            raise BadRequest("a JSON object body is required")
+        length_text = self.headers.get("Content-Length")
+        if length_text is None:
+            raise Refused(HTTPStatus.LENGTH_REQUIRED, "a JSON object body with a Content-Length is required")
         try:
-            body = json.loads(self.rfile.read(length))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise BadRequest(f"the body is not JSON: {exc}") from None
+            length = int(length_text)
+        except ValueError:
+            raise Refused(HTTPStatus.BAD_REQUEST, f"Content-Length {length_text[:40]!r} is not a number") from None
+        if length > MAX_BODY:
+            raise Refused(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"the body is over {MAX_BODY} bytes")
+        if length <= 0:
+            raise Refused(HTTPStatus.BAD_REQUEST, "a JSON object body is required")
+        try:
+            raw = self.rfile.read(length)
+        except TimeoutError:
+            raise Refused(HTTPStatus.REQUEST_TIMEOUT, f"the body's {length} bytes did not come in time") from None
+        if len(raw) < length:
+            raise Refused(HTTPStatus.BAD_REQUEST, f"the body ended after {len(raw)} of its {length} bytes")
+        try:
+            body = load_json(raw, "the body")
+        except ValueError as exc:
+            raise Refused(HTTPStatus.BAD_REQUEST, str(exc)) from None
         if not isinstance(body, dict):
-            raise BadRequest("the body must be a JSON object")
+            raise Refused(HTTPStatus.BAD_REQUEST, "the body must be a JSON object")
         return body
 
-    def _json(self, data: Any, status: HTTPStatus = HTTPStatus.OK) -> None:
-        payload = json.dumps(data).encode()
+    def _send(self, status: HTTPStatus, content_type: str, payload: bytes) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(payload)))
-        self.send_header("Cache-Control", "no-store")
+        for name, value in HEADERS.items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(payload)
+
+    def _json(self, data: Any, status: HTTPStatus = HTTPStatus.OK) -> None:
+        self._send(status, "application/json", json.dumps(data).encode())
+
+    def _page(self, path: Path) -> None:
+        """A page, carrying the session's token for its API calls."""
+        page = path.read_text(encoding="utf-8").replace(TOKEN_MARK, self.server.guard.token)
+        self._send(HTTPStatus.OK, CONTENT_TYPES[".html"], page.encode())
 
     def _file(self, path: Path) -> None:
-        payload = path.read_bytes()
-        self.send_response(HTTPStatus.OK)
-        self.send_header("Content-Type", CONTENT_TYPES.get(path.suffix, "application/octet-stream"))
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-
-def _agent_specs() -> list[str]:
-    from ..registry import REGISTRY
-    from ..zoo import entries
-
-    # `policy` and `zoo` name a bundle (policy:PATH, zoo:NAME): the zoo's entries are offered, a path is typed.
-    names = [name for name in REGISTRY if name not in ("human", "policy", "zoo")]
-    return names + [f"zoo:{e}" for e in entries()]
+        self._send(HTTPStatus.OK, CONTENT_TYPES.get(path.suffix, "application/octet-stream"), path.read_bytes())
 
 
 def _rule_options() -> list[dict[str, Any]]:
@@ -267,9 +354,18 @@ def _rule_options() -> list[dict[str, Any]]:
     ]
 
 
-def serve(host: str, port: int, games_dir: Path, replay_files: list[Path] = (), ready=None) -> None:
+def serve(
+    host: str,
+    port: int,
+    games_dir: Path,
+    replay_files: list[Path] = (),
+    ready=None,
+    *,
+    policies: list[Path] = (),
+    word_lists: list[Path] = (),
+) -> None:
     """Serve until interrupted; `ready(server)` is called once it listens (the port is then `server.server_port`)."""
-    server = TableServer((host, port), games_dir, list(replay_files))
+    server = TableServer((host, port), games_dir, list(replay_files), policies=policies, word_lists=word_lists)
     if ready is not None:
         ready(server)
     try:

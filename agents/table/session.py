@@ -65,14 +65,18 @@ class TableGame:
             if p != self.human:
                 agent = make(spec, seed=agent_seed(self.seed, 0, p), num_players=config.num_players, config=config)
                 self.agents[p] = agent
-        decks, rng = deal_cards(self.seed, config.num_rounds)
+        self._deal()
+
+    def _deal(self) -> None:
+        """The game as dealt, before any move (the deal comes from the seed alone)."""
+        decks, rng = deal_cards(self.seed, self.config.num_rounds)
         self._decks = decks
-        self.game = QuiddlerGame(config)
+        self.game = QuiddlerGame(self.config)
         self.game.reset(rng=rng, decks=decks)
         self.actions: list[tuple[int, int]] = []
         self.log: list[dict[str, Any]] = []
         self.results: list[list[dict[str, Any]]] = []
-        self.totals_history: list[list[int]] = [[0] * config.num_players]
+        self.totals_history: list[list[int]] = [[0] * self.config.num_players]
 
     # -- playing ----------------------------------------------------------------------------------
 
@@ -92,6 +96,16 @@ class TableGame:
             raise MoveRefused(f"move {action!r} is not legal now; legal: {legal}")
         self._play(action)
         self.play_agents()
+
+    def rewind(self, moves: int) -> None:
+        """Back to the position after the first `moves` moves: a move whose agents' replies failed is undone whole.
+
+        The game is dealt again and the kept moves replayed, so nothing of the undone ones remains.
+        """
+        kept = self.actions[:moves]
+        self._deal()
+        for _, action in kept:
+            self._play(action)
 
     def play_agents(self) -> None:
         """Let the agents move until it is the human's turn or the game is over."""
@@ -221,6 +235,8 @@ class TableGame:
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> TableGame:
         """Rebuild a saved game by replaying its moves (each checked legal); a ValueError names a bad record."""
+        if not isinstance(record, dict):
+            raise ValueError(f"not a saved table game (a JSON {type(record).__name__}, not an object)")
         try:
             if record.get("format") != RECORD_FORMAT:
                 raise ValueError(f"not a saved table game (format {record.get('format')!r})")
@@ -231,6 +247,6 @@ class TableGame:
                 if table.game.is_over or seat != table.game.current_player or not table.game.is_legal(int(action)):
                     raise ValueError(f"move {k} ({seat}, {action}) is not legal in the replay")
                 table._play(int(action))
-        except (KeyError, TypeError) as exc:
-            raise ValueError(f"the saved game is incomplete: {exc!r}") from None
+        except (KeyError, TypeError, AttributeError, IndexError) as exc:
+            raise ValueError(f"the saved game is incomplete or malformed: {exc!r}") from None
         return table

@@ -13,8 +13,11 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+// The session's token, written into the page by the server: every API call carries it (guard.py).
+const TOKEN = document.querySelector('meta[name="quiddler-token"]').content;
+
 async function api(path) {
-  const data = await (await fetch(path)).json();
+  const data = await (await fetch(path, {headers: {"X-Quiddler-Token": TOKEN}})).json();
   $("message").textContent = data.error || "";
   return data;
 }

@@ -7,9 +7,13 @@ const $ = (id) => document.getElementById(id);
 let agents = ["greedy"];
 let current = null;
 
+// The session's token, written into the page by the server: every API call carries it (guard.py).
+const TOKEN = document.querySelector('meta[name="quiddler-token"]').content;
+
 async function api(path, body) {
-  const options = body === undefined ? {} : {
-    method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(body),
+  const headers = {"X-Quiddler-Token": TOKEN};
+  const options = body === undefined ? {headers} : {
+    method: "POST", headers: {...headers, "Content-Type": "application/json"}, body: JSON.stringify(body),
   };
   const response = await fetch(path, options);
   const data = await response.json();
