@@ -1,5 +1,7 @@
-"""The documentation site's sources: every README section a page includes exists, and the generated tables cover
-every declared option (the build itself, `mkdocs build --strict`, runs in .ci/run)."""
+"""The documentation site's sources: every page in mkdocs.yml's nav exists and is its own page (no README
+sections pasted in), the changelog is in order, every zoo entry tells its story, and the generated tables cover
+every declared option (the build itself, `mkdocs build --strict`, runs in .ci/run; the pages' Python blocks run in
+tests/test_doc_examples.py)."""
 
 from __future__ import annotations
 
@@ -8,13 +10,17 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
+import quiddler_env
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.envs.common import ENV_OPTIONS
 from quiddler_env.envs.observation import observation_layout
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text()
+DOCS = ROOT / "docs"
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+CHANGELOG = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
 
 
 def _hooks():
@@ -29,15 +35,47 @@ class _Page:
         src_path = "test.md"
 
 
-def test_every_included_readme_section_is_marked_once():
-    included = set()
-    for page in (ROOT / "docs").glob("*.md"):
-        included |= set(re.findall(r'--8<-- "README\.md:([a-z-]+)"', page.read_text()))
-    assert {"intro", "rules", "environments", "integrations", "speed", "training"} <= included
-    for name in included:
-        assert README.count(f"<!-- --8<-- [start:{name}] -->") == 1, name
-        assert README.count(f"<!-- --8<-- [end:{name}] -->") == 1, name
-        assert README.index(f"[start:{name}]") < README.index(f"[end:{name}]")
+def _nav_pages() -> list[str]:
+    # mkdocs.yml's own tags (!ENV, python names) are not used in it, so safe_load reads it.
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]
+    return [page for entry in nav for page in entry.values()]
+
+
+def test_every_page_in_the_nav_exists_and_every_page_is_in_the_nav():
+    pages = _nav_pages()
+    assert len(pages) == len(set(pages))
+    assert sorted(pages) == sorted(p.name for p in DOCS.glob("*.md"))
+    for page in ("coming-from.md", "rules.md", "environments.md", "observations.md", "training.md"):
+        assert page in pages
+    for page in ("evaluation.md", "integrations.md", "table.md", "benchmarks.md", "api.md", "changes.md"):
+        assert page in pages
+
+
+def test_each_page_is_its_own_page():
+    assert "--8<--" not in README, "the README marks no sections for the pages: each page is written as its own"
+    for page in DOCS.glob("*.md"):
+        text = page.read_text(encoding="utf-8")
+        assert "README.md" not in re.findall(r'--8<-- "([^"]+)"', text), page.name
+        assert text.startswith("# ") or text.startswith('--8<-- "CHANGELOG.md"'), f"{page.name} has no title"
+    assert '--8<-- "CHANGELOG.md"' in (DOCS / "changes.md").read_text(encoding="utf-8")
+
+
+def test_the_changelog_lists_the_versions_newest_first():
+    versions = re.findall(r"^## \[(\d+)\.(\d+)\.(\d+)\] - \d{4}-\d{2}-\d{2}$", CHANGELOG, re.MULTILINE)
+    numbers = [tuple(map(int, v)) for v in versions]
+    assert numbers == sorted(numbers, reverse=True) and len(set(numbers)) == len(numbers)
+    assert ".".join(map(str, numbers[0])) == quiddler_env.__version__  # the newest release is the package's
+    assert CHANGELOG.index("## [Unreleased]") < CHANGELOG.index("## [" + quiddler_env.__version__ + "]")
+    assert "## Changes in" not in README, "the history lives in CHANGELOG.md"
+
+
+def test_every_zoo_entry_tells_its_story():
+    from agents.zoo import ZOO_DIR, entries
+
+    for name in entries():
+        story = (ZOO_DIR / name / "README.md").read_text(encoding="utf-8")
+        assert story.startswith(f"# `zoo:{name}`"), name
+        assert f"agents/zoo/{name}/README.md" in (DOCS / "evaluation.md").read_text(encoding="utf-8")
 
 
 def test_the_option_tables_list_every_declared_option():
