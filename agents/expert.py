@@ -87,15 +87,12 @@ class ExpertAgent(BaseAgent):
         top: int = 4,
         go_out_value: float = 10.0,
     ):
-        if not isinstance(samples, int) or samples < 1:
-            raise ValueError(f"expert: samples must be a positive integer, got {samples!r}")
-        if not isinstance(top, int) or top < 1:
-            raise ValueError(f"expert: top must be a positive integer, got {top!r}")
-        if not np.isfinite(go_out_value):
-            raise ValueError(f"expert: go_out_value must be a finite number, got {go_out_value!r}")
-        self.samples = samples
-        self.top = top
-        self.go_out_value = float(go_out_value)
+        from .registry import check_params  # the parameters' bounds are declared once, in the registry
+
+        checked = check_params("expert", samples=samples, top=top, go_out_value=go_out_value)
+        self.samples = checked["samples"]
+        self.top = checked["top"]
+        self.go_out_value = checked["go_out_value"]
         self._odds: dict[int, dict[str, np.ndarray]] = {}
         super().__init__(seed, num_players, config)
 

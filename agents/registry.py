@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from quiddler_env.core import actions as A
 from quiddler_env.core.config import QuiddlerConfig
 
 from .base import BaseAgent
@@ -21,13 +22,62 @@ from .search import DEFAULT_SAMPLES as SEARCH_SAMPLES
 from .search import SearchAgent
 from .simple import GreedyAgent, RandomAgent
 
+MAX_SAMPLES = 4096
+"""The most samples (cards drawn, determinizations) a decision of expert or search takes: far past where more
+stop helping, and what memory and a decision's time allow (10**11 asked numpy for 745 GiB)."""
+MAX_MS = 60_000.0
+"""The longest time cap of a search decision, in milliseconds (a minute)."""
+MAX_TOP = A.NUM_ACTIONS
+"""The most candidate moves a bot weighs: the action table's size, more than any decision has legal moves."""
+MAX_GO_OUT_VALUE = 1000.0
+"""The largest premium (or, negative, penalty) in points for a hand that goes out: more than any round scores."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of an agent spec: its type and, for a number, its bounds (both allowed).
+
+    The one declaration of the bounds: `parse_spec` checks them, and so do the agents' constructors
+    (`check_params`), so a spec and a direct construction refuse the same values with the same message."""
+
+    kind: type
+    low: float | None = None
+    high: float | None = None
+    note: str = ""
+    """What a special value means, told with the bounds (e.g. "0: no time cap")."""
+
+    def allowed(self) -> str:
+        """The values it takes, as its errors say it."""
+        if self.kind is bool:
+            return "true or false"
+        if self.kind is int:
+            text = f"a positive integer up to {self.high}" if self.low == 1 else f"an integer {self.low}..{self.high}"
+        elif self.low == 0:
+            text = f"a number >= 0 and at most {self.high:g}"
+        else:
+            text = f"a finite number {self.low:g}..{self.high:g}"
+        return text + (f" ({self.note})" if self.note else "")
+
+    def check(self, agent: str, key: str, value: Any) -> Any:
+        """`value` as the agent takes it; a ValueError naming the agent, the parameter and the bounds if it is
+        out of them or of another type."""
+        if self.kind is bool:
+            ok = isinstance(value, bool)
+        elif isinstance(value, bool) or not isinstance(value, int if self.kind is int else (int, float)):
+            ok = False  # a bool is no number here, and a float no integer
+        else:
+            ok = self.low <= value <= self.high  # NaN compares false: refused too, as is an infinity
+        if not ok:
+            raise ValueError(f"{agent}: {key} must be {self.allowed()}, got {value!r}")
+        return self.kind(value)
+
 
 @dataclass(frozen=True)
 class AgentSpec:
-    """One registered agent kind: its parameters (name -> type) and what it is."""
+    """One registered agent kind: its parameters (name -> `Param`) and what it is."""
 
     name: str
-    params: dict[str, type]
+    params: dict[str, Param]
     summary: str
     build: Callable[..., BaseAgent]
 
@@ -57,26 +107,34 @@ REGISTRY: dict[str, AgentSpec] = {
     ),
     "expert": AgentSpec(
         "expert",
-        {"samples": int, "top": int, "go_out_value": float},
+        {
+            "samples": Param(int, 1, MAX_SAMPLES),
+            "top": Param(int, 1, MAX_TOP),
+            "go_out_value": Param(float, -MAX_GO_OUT_VALUE, MAX_GO_OUT_VALUE),
+        },
         f"card counting + sampled one-draw lookahead + bonus odds (samples={DEFAULT_SAMPLES})",
         ExpertAgent,
     ),
     "search": AgentSpec(
         "search",
-        {"samples": int, "ms": float, "top": int},
+        {
+            "samples": Param(int, 1, MAX_SAMPLES),
+            "ms": Param(float, 0, MAX_MS, "0: no time cap"),
+            "top": Param(int, 1, MAX_TOP),
+        },
         f"determinized rollouts of the round with greedy in every seat (samples={SEARCH_SAMPLES}; ms caps a decision)",
         SearchAgent,
     ),
     "human": AgentSpec("human", {}, "a person at the terminal", HumanAgent),
     "policy": AgentSpec(
         "policy",
-        {"deterministic": bool},
+        {"deterministic": Param(bool)},
         "a trained policy bundle (SB3 or RLlib): policy:PATH[:deterministic=false]",
         _build_policy,
     ),
     "zoo": AgentSpec(
         "zoo",
-        {"deterministic": bool},
+        {"deterministic": Param(bool)},
         "a policy shipped in the package: zoo:NAME[:deterministic=false] (the entries are listed below)",
         _build_zoo,
     ),
@@ -91,7 +149,7 @@ def available() -> str:
     """The registered specs, one per line, for help texts and error messages."""
     lines = []
     for spec in REGISTRY.values():
-        params = ", ".join(f"{k}=<{t.__name__}>" for k, t in spec.params.items())
+        params = ", ".join(f"{k}=<{p.kind.__name__}{_range(p)}>" for k, p in spec.params.items())
         head = {"policy": "policy:PATH", "zoo": "zoo:NAME"}.get(spec.name, spec.name)
         lines.append(f"{head}{' [' + params + ']' if params else ''}: {spec.summary}")
     from . import zoo
@@ -99,6 +157,16 @@ def available() -> str:
     for name in zoo.entries():
         lines.append(f"  zoo:{name}: {zoo.summary(name)}")
     return "\n".join(lines)
+
+
+def _range(param: Param) -> str:
+    return "" if param.low is None else f" {param.low:g}..{param.high:g}"
+
+
+def check_params(agent: str, **values: Any) -> dict[str, Any]:
+    """The parameters of registered agent `agent`, each checked against its declaration (`Param.check`)."""
+    declared = REGISTRY[agent].params
+    return {key: declared[key].check(agent, key, value) for key, value in values.items()}
 
 
 def _convert(agent: str, key: str, text: str, kind: type) -> Any:
@@ -147,7 +215,8 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
             if key not in entry.params:
                 known = ", ".join(entry.params) or "none"
                 raise ValueError(f"agent spec {spec!r}: unknown parameter {key!r} for {entry.name}; known: {known}")
-            params[key] = _convert(spec, key, value, entry.params[key])
+            param = entry.params[key]
+            params[key] = param.check(entry.name, key, _convert(spec, key, value, param.kind))
     return entry.name, path, params
 
 

@@ -69,17 +69,14 @@ class SearchAgent(BaseAgent):
         ms: float = 0.0,
         top: int = 4,
     ):
-        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
-            raise ValueError(f"search: samples must be a positive integer, got {samples!r}")
-        if not np.isfinite(ms) or ms < 0:
-            raise ValueError(f"search: ms must be a number >= 0 (0: no time cap), got {ms!r}")
-        if isinstance(top, bool) or not isinstance(top, int) or top < 1:
-            raise ValueError(f"search: top must be a positive integer, got {top!r}")
+        from .registry import check_params  # the parameters' bounds are declared once, in the registry
+
+        checked = check_params("search", samples=samples, ms=ms, top=top)
         if config is not None and config.challenges:
             raise ValueError(_NO_CHALLENGES)
-        self.samples = samples
-        self.ms = float(ms)
-        self.top = top
+        self.samples = checked["samples"]
+        self.ms = checked["ms"]
+        self.top = checked["top"]
         self.last_samples = 0
         """Determinizations the last `rollout_values` played (fewer than `samples` when `ms` cut it short)."""
         self.last_values: tuple[list[int], np.ndarray] | None = None

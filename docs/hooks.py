@@ -24,6 +24,8 @@ def _rule_options() -> str:
     rows = ["| option | default | values | what it does |", "|---|---|---|---|"]
     for option in QuiddlerConfig.rule_options():
         values = ", ".join(f"`{c}`" for c in option.choices) if option.choices else (option.kind or "")
+        if option.bounds is not None:
+            values += f" {option.bounds[0]}..{option.bounds[1]}"
         rows.append(f"| `{option.name}` | `{_cell(option.default)}` | {values} | {_cell(option.help)} |")
     return "\n".join(rows)
 
@@ -73,20 +75,20 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     return TABLE.sub(table, markdown)
 
 
-class _ReadmeImages(Preprocessor):
-    """The README's images are linked from the repository root (docs/img/...); the pages live in docs/, so they
-    link img/... Runs after pymdownx.snippets has pasted the README's sections in (a lower priority runs later),
-    before MkDocs checks the links."""
+class _RootLinks(Preprocessor):
+    """Files included whole from the repository root (CHANGELOG.md, through pymdownx.snippets) link the pages as
+    docs/NAME.md and the images as docs/img/...; the pages live in docs/, so they link NAME.md and img/... Runs
+    after pymdownx.snippets has pasted the file in (a lower priority runs later), before MkDocs checks the links."""
 
     def run(self, lines: list[str]) -> list[str]:
-        return [line.replace("](docs/img/", "](img/") for line in lines]
+        return [line.replace("](docs/", "](") for line in lines]
 
 
-class _ReadmeImagesExtension(Extension):
+class _RootLinksExtension(Extension):
     def extendMarkdown(self, md) -> None:  # noqa: N802 (Markdown's name)
-        md.preprocessors.register(_ReadmeImages(md), "readme_images", 1)
+        md.preprocessors.register(_RootLinks(md), "root_links", 1)
 
 
 def on_config(config):
-    config.markdown_extensions.append(_ReadmeImagesExtension())
+    config.markdown_extensions.append(_RootLinksExtension())
     return config

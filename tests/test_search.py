@@ -8,6 +8,7 @@ import pytest
 
 import agents
 from agents.base import SeatView
+from agents.registry import MAX_SAMPLES
 from agents.search import CHUNK
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.envs.observation import encode_observation, observation_layout
@@ -46,7 +47,7 @@ def test_a_determinization_looks_to_the_seat_exactly_like_the_real_game(num_play
 
 def test_the_time_cap_stops_between_chunks_and_values_every_candidate():
     config = QuiddlerConfig()
-    bot = agents.make("search:samples=100000:ms=0.001", seed=1, config=config)
+    bot = agents.make(f"search:samples={MAX_SAMPLES}:ms=0.001", seed=1, config=config)
     for _, obs, mask in random_states(config, seed=3, count=40):
         seat = SeatView.decode(obs, 2)
         if seat.phase == "discard" and not seat.final_turn:

@@ -14,7 +14,8 @@ swapped in whole, so nothing of an earlier run stays and a killed run leaves the
 folder or the new one. An --out that another evaluate.py is writing, or a non-empty
 folder holding files evaluate.py did not write, is refused. Worker processes end with
 this one, even on kill -9. A bad input is a one-line error and exit code 2, with nothing
-written.
+written. Ctrl-C (SIGINT) and SIGTERM stop the workers and end with one line, exit code
+130 and 143 (128 + the signal), and --out as it was.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any
 
 from quiddler_env.core.config import QuiddlerConfig, RuleOption
 
-from . import exit_with
+from . import exit_with, interrupted_status, stop_signals
 
 EXIT_BAD_INPUT = 2
 DEFAULTS: dict[str, Any] = {
@@ -105,6 +106,8 @@ def add_rule_option(group: argparse._ArgumentGroup, option: RuleOption) -> None:
     text = option.help
     if option.choices and option.kind not in ("choice", "bool"):  # their metavars list them
         text += f"; one of {', '.join(map(str, option.choices))}"
+    elif option.bounds is not None:
+        text += f"; {option.bounds[0]}..{option.bounds[1]}"
     text += f" (default {_shown(option.default)})"
     kwargs: dict[str, Any] = {"help": text.replace("%", "%%")}
     if option.kind == "int":
@@ -243,6 +246,7 @@ def run(args: argparse.Namespace) -> int:
     options = resolve(args)
     from quiddler_env.core.files import FolderBusyError, FolderLock
     from quiddler_env.core.game import QuiddlerGame
+    from quiddler_env.core.vocabulary import check_word_lists
 
     from ..evaluation.report import check_output, remove_stale_run
     from ..evaluation.tournament import (
@@ -279,7 +283,8 @@ def run(args: argparse.Namespace) -> int:
             rules=rules,
             trusted=options["trust_models"],
         )
-        QuiddlerGame(tournament.rules)  # loads the dictionary: a bad word list fails here, not in a worker
+        check_word_lists(tournament.rules)  # a bad word list fails here, naming its rule, not in a worker
+        QuiddlerGame(tournament.rules)
         build_players(tournament)  # every spec and model file checked before anything is played or written
         policies = policy_identities(tournament)
     except (ValueError, OSError) as exc:
@@ -331,10 +336,10 @@ def _play_and_write(options: dict[str, Any], tournament, policies: dict[str, Any
     start = time.perf_counter()
     try:
         played = run_tournament(tournament, workers=workers, progress=bar.update, engine=options["engine"])
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         bar.close()
-        print("evaluate.py: interrupted; no results written", file=sys.stderr)
-        return 130
+        print(f"{PROG}: interrupted; no results written ({shown} is as it was)", file=sys.stderr)
+        return interrupted_status(exc)
     bar.close()
     seconds = time.perf_counter() - start
     if policy_identities(tournament) != policies:
@@ -351,9 +356,9 @@ def _play_and_write(options: dict[str, Any], tournament, policies: dict[str, Any
     }
     try:
         written = write_run(out, tournament, played, summary, run_info, options["save_games"], policies)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         print(f"{PROG}: interrupted while writing; {shown} holds the earlier run or this one, whole", file=sys.stderr)
-        return 130
+        return interrupted_status(exc)
     except OSError as exc:
         print(f"{PROG}: error: cannot write the results to {shown}: {exc}", file=sys.stderr)
         return 1
@@ -397,18 +402,22 @@ def replay(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.argv = sys.argv[1:] if argv is None else list(argv)
-    try:
-        if args.list_agents:
-            from ..registry import available
+    with stop_signals():  # SIGTERM ends the command as Ctrl-C does
+        try:
+            if args.list_agents:
+                from ..registry import available
 
-            print(available())
-            return 0
-        if args.replay is not None:
-            return replay(args)
-        return run(args)
-    except BadInput as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+                print(available())
+                return 0
+            if args.replay is not None:
+                return replay(args)
+            return run(args)
+        except BadInput as exc:
+            print(f"{PROG}: error: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except KeyboardInterrupt as exc:  # before the games began (loading the players): nothing was written
+            print(f"{PROG}: interrupted; no results written", file=sys.stderr)
+            return interrupted_status(exc)
 
 
 def console() -> None:

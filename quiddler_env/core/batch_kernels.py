@@ -934,7 +934,8 @@ def observe_row(i, p, out, cards, ints, L, R, SL):
     out[o_round] = (ints[i, I_ROUND] + 1) / R[R_ROUNDS]
     out[o_seat + (p - ints[i, I_DEALER]) % n] = 1.0
     cap = R[R_CAP]
-    out[o_turns] = ints[i, I_TURNS] / (cap * n) if cap > 0 else 0.0
+    # Capped at 1: the final turns after a late go-out run past the cap (as `observation.turns_fraction`).
+    out[o_turns] = min(ints[i, I_TURNS] / (cap * n), 1.0) if cap > 0 else 0.0
 
 
 @njit(cache=True, nogil=True)

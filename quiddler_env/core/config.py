@@ -10,20 +10,21 @@ key, the value and what is allowed.
 | `hand_sizes` | (3, 4, ..., 10) | 1..11 cards each, 1..16 rounds | one round per entry: cards dealt that round |
 | `min_word_cards` | 2 | 1, 2 | minimum cards in a word (1: a lone IN or ER counts) |
 | `two_player_bonus` | "longest_word" | "longest_word", "most_words", "both" | bonuses used with exactly two players |
-| `bonus_value` | 10 | any int (0 disables) | points of each bonus |
+| `bonus_value` | 10 | an int -1000..1000 (0 disables) | points of each bonus |
 | `score_floor` | "round" | "round", "total", "none" | no negative round score / no negative running total / neither |
 | `go_out` | "optional" | "optional", "forced" | whether a player who can go out must |
 | `dictionary` | "enable" | "enable" or a word-list path | the words in play |
-| `turn_cap` | 30 | positive int or None | house rule: after this many turns each in one round with nobody out, every player lays and the round is scored |
+| `turn_cap` | 30 | an int 1..1000, or None | house rule: after this many turns each in one round with nobody out, every player lays and the round is scored |
 | `layout` | "auto" | "auto", "choose" | how a player lays its words: the bonus-aware best response to the layouts already laid, or its own choice among its Pareto-best layouts (`laying`) |
 | `challenges` | False | False, True | the challenge variant (`challenges`): seats with their own vocabularies lay words the referee may reject, and challenge each other's words before the round is scored |
 | `vocabularies` | () | one entry for every seat, or one per seat | with `challenges`: each seat's words: `referee` (the `dictionary`), `enable`, a word-list path, or `SOURCE:P:SEED` (a seeded subset of SOURCE, each word kept with probability P); () gives every seat the referee's list |
-| `failed_go_out_penalty` | 0 | any int >= 0 | with `challenges`: points the player who went out loses when one of its words fails a challenge (a house rule the rule books leave open) |
+| `failed_go_out_penalty` | 0 | an int 0..1000 | with `challenges`: points the player who went out loses when one of its words fails a challenge (a house rule the rule books leave open) |
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -45,16 +46,27 @@ LAYOUT = ("auto", "choose")
 VARIANT_FIELDS = ("challenges", "vocabularies", "failed_go_out_penalty")
 """The challenge variant's fields (`to_dict` leaves them out when `challenges` is off)."""
 
+MAX_POINTS_OPTION = 1000
+"""The largest size of a rule option that counts points (a bonus, a penalty). The batched engine keeps the
+totals in int32 and its rule options in int64: unbounded, a bonus of 2**62 vanished from the totals and one
+of 2**63 did not fit. Within it a game's total stays far inside int32: 16 rounds x (11 cards x 15 points +
+2 bonuses) is under 35,000."""
+MAX_TURN_CAP = 1000
+"""The largest `turn_cap` (turns each, per round): more is no cap in practice (`None` says it)."""
+
 RULE_KINDS = ("int", "ints", "choice", "text", "int_or_none", "bool", "texts")
 """How a rule option is written on a command line: an integer, a list of integers, one of its
 `choices`, a text, an integer or `none`, true or false, or a list of texts."""
 
 
-def _rule(help: str, cli: str | None = "int", choices: tuple | None = None) -> dict[str, Any]:
-    """A field's metadata: its help text, its command-line kind (None: set otherwise) and its choices."""
+def _rule(
+    help: str, cli: str | None = "int", choices: tuple | None = None, bounds: tuple[int, int] | None = None
+) -> dict[str, Any]:
+    """A field's metadata: its help text, its command-line kind (None: set otherwise), its choices and, for an
+    integer option, its bounds (low, high), both allowed; `QuiddlerConfig` checks every declared bound."""
     if cli not in (*RULE_KINDS, None):
         raise ValueError(f"unknown command-line kind {cli!r}")
-    return {"help": help, "cli": cli, "choices": choices}
+    return {"help": help, "cli": cli, "choices": choices, "bounds": bounds}
 
 
 @dataclass(frozen=True)
@@ -66,10 +78,18 @@ class RuleOption:
     kind: str | None
     choices: tuple | None
     default: Any
+    bounds: tuple[int, int] | None = None
+    """An integer option's (low, high), both allowed; None: no bounds declared (the option is checked otherwise)."""
 
     @property
     def flag(self) -> str:
         return "--" + self.name.replace("_", "-")
+
+    def allowed(self) -> str:
+        """What values of a bounded option the config takes, as its errors say it."""
+        low, high = self.bounds
+        text = f"a positive integer up to {high}" if low == 1 else f"an integer {low}..{high}"
+        return text + (", or null for no cap" if self.kind == "int_or_none" else "")
 
 
 @dataclass(frozen=True)
@@ -88,7 +108,10 @@ class QuiddlerConfig:
         default="longest_word",
         metadata=_rule("bonuses used with exactly two players", cli="choice", choices=TWO_PLAYER_BONUS),
     )
-    bonus_value: int = field(default=10, metadata=_rule("points of each bonus (0 disables)"))
+    bonus_value: int = field(
+        default=10,
+        metadata=_rule("points of each bonus (0 disables)", bounds=(-MAX_POINTS_OPTION, MAX_POINTS_OPTION)),
+    )
     score_floor: str = field(
         default="round",
         metadata=_rule("no negative round score / running total / neither", cli="choice", choices=SCORE_FLOOR),
@@ -101,7 +124,11 @@ class QuiddlerConfig:
     )
     turn_cap: int | None = field(
         default=30,
-        metadata=_rule("turns each per round before it is scored anyway (none: no cap)", cli="int_or_none"),
+        metadata=_rule(
+            "turns each per round before it is scored anyway (none: no cap)",
+            cli="int_or_none",
+            bounds=(1, MAX_TURN_CAP),
+        ),
     )
     layout: str = field(
         default="auto",
@@ -130,7 +157,10 @@ class QuiddlerConfig:
     )
     failed_go_out_penalty: int = field(
         default=0,
-        metadata=_rule("with challenges: points the player who went out loses when one of its words fails"),
+        metadata=_rule(
+            "with challenges: points the player who went out loses when one of its words fails",
+            bounds=(0, MAX_POINTS_OPTION),
+        ),
     )
 
     def __post_init__(self) -> None:
@@ -157,8 +187,12 @@ class QuiddlerConfig:
             raise bad("min_word_cards", self.min_word_cards, "1 or 2")
         if self.two_player_bonus not in TWO_PLAYER_BONUS:
             raise bad("two_player_bonus", self.two_player_bonus, ", ".join(TWO_PLAYER_BONUS))
-        if not _is_int(self.bonus_value):
-            raise bad("bonus_value", self.bonus_value, "an integer (0 disables the bonuses)")
+        for option in _bounded_options():  # bonus_value, turn_cap, failed_go_out_penalty: their declared bounds
+            value = getattr(self, option.name)
+            if value is None and option.kind == "int_or_none":
+                continue
+            if not _is_int(value) or not option.bounds[0] <= value <= option.bounds[1]:
+                raise bad(option.name, value, option.allowed())
         if self.score_floor not in SCORE_FLOOR:
             raise bad("score_floor", self.score_floor, ", ".join(SCORE_FLOOR))
         if self.go_out not in GO_OUT:
@@ -166,8 +200,6 @@ class QuiddlerConfig:
         if not isinstance(self.dictionary, (str, os.PathLike)) or not str(self.dictionary):
             raise bad("dictionary", self.dictionary, '"enable" or the path of a word-list file')
         object.__setattr__(self, "dictionary", str(self.dictionary))
-        if self.turn_cap is not None and (not _is_int(self.turn_cap) or self.turn_cap < 1):
-            raise bad("turn_cap", self.turn_cap, "a positive integer, or null for no cap")
         if self.layout not in LAYOUT:
             raise bad("layout", self.layout, ", ".join(LAYOUT))
         if not isinstance(self.challenges, bool):
@@ -177,7 +209,12 @@ class QuiddlerConfig:
             vocabularies = (vocabularies,)  # one entry: every seat's
         if vocabularies is None:
             vocabularies = ()
-        if not hasattr(vocabularies, "__iter__") or not all(isinstance(v, (str, os.PathLike)) for v in vocabularies):
+        # A mapping would be read as its keys and a set has no seat order: only a sequence says which seat is which.
+        if (
+            isinstance(vocabularies, (Mapping, set, frozenset))
+            or not hasattr(vocabularies, "__iter__")
+            or not all(isinstance(v, (str, os.PathLike)) for v in vocabularies)
+        ):
             raise bad("vocabularies", self.vocabularies, "a list of vocabulary specs (texts)")
         vocabularies = tuple(str(v) for v in vocabularies)
         if vocabularies and not self.challenges:
@@ -193,8 +230,6 @@ class QuiddlerConfig:
             if problem:
                 raise bad("vocabularies", spec, problem)
         object.__setattr__(self, "vocabularies", vocabularies)
-        if not _is_int(self.failed_go_out_penalty) or self.failed_go_out_penalty < 0:
-            raise bad("failed_go_out_penalty", self.failed_go_out_penalty, "an integer >= 0")
         if self.failed_go_out_penalty and not self.challenges:
             raise bad("failed_go_out_penalty", self.failed_go_out_penalty, "0 without challenges: true")
 
@@ -210,7 +245,9 @@ class QuiddlerConfig:
     def rule_options(cls) -> tuple[RuleOption, ...]:
         """Every field with its help, command-line kind and choices (the one declaration CLIs read)."""
         return tuple(
-            RuleOption(f.name, f.metadata["help"], f.metadata["cli"], f.metadata["choices"], f.default)
+            RuleOption(
+                f.name, f.metadata["help"], f.metadata["cli"], f.metadata["choices"], f.default, f.metadata["bounds"]
+            )
             for f in dataclasses.fields(cls)
         )
 
@@ -249,6 +286,12 @@ class QuiddlerConfig:
         if not self.vocabularies:
             return "referee"
         return self.vocabularies[0] if len(self.vocabularies) == 1 else self.vocabularies[seat]
+
+
+@functools.cache
+def _bounded_options() -> tuple[RuleOption, ...]:
+    """The rule options that declare bounds (read once: every config checks them)."""
+    return tuple(o for o in QuiddlerConfig.rule_options() if o.bounds is not None)
 
 
 def _is_int(value: Any) -> bool:

@@ -69,14 +69,25 @@ def check_seed(seed: Any) -> int | None:
 
 
 def action_id(action: Any) -> int | None:
-    """`action` as an int if it is an integral number that is not a bool (numpy integers too), else None."""
-    if isinstance(action, BOOL_TYPES):
+    """`action` as an int if it is an integer: a Python int, a numpy integer or a 0-d integer array (what a
+    policy's `predict` gives for one observation); else None. A bool is no action id, nor is a float, even an
+    integral one: 0.0 played as action 0 while 2.5 was refused, and a float is more likely a policy's output
+    read wrong (a probability, a value) than a move."""
+    if isinstance(action, np.ndarray) and action.ndim == 0:
+        action = action[()]  # its scalar, of its dtype
+    if isinstance(action, BOOL_TYPES) or not isinstance(action, (int, np.integer)):
         return None
-    try:
-        move = int(action)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    return move if move == action else None
+    return int(action)
+
+
+def reset_options(options: Any) -> Mapping[str, Any]:
+    """A `reset`'s `options`: None (no options) or a mapping; anything else is a ValueError naming `options`
+    (a string reached `.get` and failed as an AttributeError)."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise ValueError(f"reset(options=...) must be a mapping (a dict) or None, got {type(options).__name__}")
+    return options
 
 
 def not_started_error(call: str) -> RuntimeError:
@@ -464,6 +475,10 @@ def observation_bounds(config: QuiddlerConfig) -> tuple[np.ndarray, np.ndarray]:
     bonus = 2 * abs(config.bonus_value)
     best = sum(size * max(POINTS) + bonus for size in config.hand_sizes)
     worst = 0 if config.score_floor != "none" else -best
+    if config.challenges and config.score_floor == "none":
+        # A challenger also loses the points of every word of the others it challenged that stood (each of them
+        # lays a hand's cards at most), and the one who went out the penalty for a word that failed.
+        worst -= sum((n - 1) * size * max(POINTS) + config.failed_go_out_penalty for size in config.hand_sizes)
     low[s["totals"]] = worst / TOTAL_SCALE
     high[s["totals"]] = best / TOTAL_SCALE
     if config.challenges:
@@ -629,6 +644,7 @@ __all__ = [
     "check_learner_seat",
     "check_seed",
     "env_option_names",
+    "reset_options",
     "observation_bounds",
     "observation_box",
     "resolve_options",

@@ -31,8 +31,8 @@ obs, reward, terminated, truncated, info = env.step(int(info["action_mask"].nonz
 - An illegal action (an integer id the mask does not allow, in range or not) ends
   the episode (`terminated=True`) with reward `illegal_reward` (default -1) and
   `info["illegal_action"] = True`, like PettingZoo's `TerminateIllegalWrapper`. A
-  value that is no action id at all (`True`/`False`, `1.5`, `"3"`, None) raises
-  `IllegalActionError` (a `ValueError`) naming it; numpy integers are action ids.
+  value that is no action id at all (`True`/`False`, a float such as `1.5` or `0.0`, `"3"`, None) raises
+  `IllegalActionError` (a `ValueError`) naming it; numpy integers and 0-d integer arrays are action ids.
   An opponent policy's illegal action raises `IllegalActionError` too.
 - `step` before `reset` or after the episode ended raises a `RuntimeError` saying
   which; a seed is an integer >= 0 or None (else a `ValueError`).
@@ -40,7 +40,8 @@ obs, reward, terminated, truncated, info = env.step(int(info["action_mask"].nonz
 - Options as in the AEC env: `QuiddlerConfig` fields, a YAML `config` file, plus
   `learner_seat`, `opponents` (keyword only) and `illegal_reward`; each is declared
   (default, doc, check) in `common.ENV_OPTIONS`, `common.env_option_names("gym")`.
-- `reset(seed=..., options={"decks": [...]})` stacks the deck as in the AEC env.
+- `reset(seed=..., options={"decks": [...]})` stacks the deck as in the AEC env; `options` is a mapping or
+  None (else a `ValueError` naming it).
 - `env.unwrapped.moves_played`: the moves of every seat this episode (the learner's
   steps are about 1/n of them); `env.unwrapped.game` is the core game.
 """
@@ -126,6 +127,7 @@ class QuiddlerEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Deal a new game and play the opponents up to the learner's first move."""
+        options = common.reset_options(options)  # checked before anything changes, as the seed
         super().reset(seed=common.check_seed(seed))
         rng = self.np_random
         if self.learner_seat_option == "random":
@@ -137,7 +139,7 @@ class QuiddlerEnv(gym.Env):
             if id(policy) not in seen and callable(getattr(policy, "reset", None)):
                 seen.add(id(policy))
                 policy.reset(seed=policy_seed)
-        self.game.reset(rng=rng, decks=(options or {}).get("decks"))
+        self.game.reset(rng=rng, decks=options.get("decks"))
         self._done = False
         self._has_game = True
         self._steps = 0

@@ -21,7 +21,7 @@ discard pile and must still hold; the draw pile only as its size.
 | `totals` | n | running totals, own first, then relative seats | / 100 |
 | `round` | 1 | round number (1-based) | / number of rounds |
 | `seat_from_dealer` | n | own seat relative to the dealer (0 = dealer), one-hot | 0/1 |
-| `turns_this_round` | 1 | turns played this round | / (turn cap x players), 0 without cap |
+| `turns_this_round` | 1 | turns played this round (every seat's) | / (turn cap x players), at most 1; 0 without cap |
 | `laying` | 1 | 1 in the lay phase (`layout: choose`): the move is which candidate to lay | 0/1 |
 | `laid` | n | who has laid this round, own first, then relative seats | 0/1 |
 | `laid_cards` | 31*n | the cards each player laid in words (public from its laying moment), own first | raw count |
@@ -75,6 +75,7 @@ __all__ = [
     "layout_counts",
     "layout_figures",
     "observation_layout",
+    "turns_fraction",
 ]
 
 _DECK_COUNTS = np.asarray(COUNTS, dtype=np.float32)
@@ -128,8 +129,7 @@ def encode_observation(game: QuiddlerGame, player: int) -> np.ndarray:
         obs[tot + k] = game.totals[(player + k) % n] / TOTAL_SCALE
     obs[s["round"]] = (game.round + 1) / game.config.num_rounds
     obs[s["seat_from_dealer"].start + (player - game.dealer) % n] = 1.0
-    cap = game.config.turn_cap
-    obs[s["turns_this_round"]] = game.turns_this_round / (cap * n) if cap else 0.0
+    obs[s["turns_this_round"]] = turns_fraction(game.turns_this_round, game.config.turn_cap, n)
     if game.challenges:
         _encode_challenges(game, player, obs, s)
     return obs
@@ -165,6 +165,16 @@ def _encode_challenges(game: QuiddlerGame, player: int, obs: np.ndarray, s: dict
         k = (c.challenger - player) % n
         obs[record + 3 * k] += 1.0
         obs[record + 3 * k + (2 if c.valid else 1)] += 1.0
+
+
+def turns_fraction(turns: int, turn_cap: int | None, num_players: int) -> float:
+    """The `turns_this_round` entry: the share of the turn cap's turns (every seat's) played, capped at 1; 0 without
+    a cap. The final turns after a late go-out run past the cap (a go-out on the cap's last turn but one leaves
+    n - 1 of them), where the cap no longer matters: the entry stays at 1, inside the observation space, and
+    below the cap it reads as it always did (`batch_kernels.observe_row` encodes it the same way)."""
+    if not turn_cap:
+        return 0.0
+    return min(turns / (turn_cap * num_players), 1.0)
 
 
 def layout_counts(layout: Layout) -> np.ndarray:

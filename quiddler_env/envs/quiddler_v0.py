@@ -85,7 +85,7 @@ from the discard pile and must still hold; the draw pile only as its size.
 | `totals` | n | running totals, own first, then relative seats | / 100 |
 | `round` | 1 | round number (1-based) | / number of rounds |
 | `seat_from_dealer` | n | own seat relative to the dealer (0 = dealer), one-hot | 0/1 |
-| `turns_this_round` | 1 | turns played this round | / (turn cap x players), 0 without cap |
+| `turns_this_round` | 1 | turns played this round (every seat's) | / (turn cap x players), at most 1; 0 without cap |
 | `laying` | 1 | 1 in the lay phase (`layout: choose`): the move is which candidate to lay | 0/1 |
 | `laid` | n | who has laid this round, own first, then relative seats | 0/1 |
 | `laid_cards` | 31*n | the cards each player laid in words (public from its laying moment), own first | raw count |
@@ -131,10 +131,10 @@ among all the laid layouts.
 `raw_env.step` raises `IllegalActionError` (a `ValueError`, the one illegal-action
 error of the engine and every env: `quiddler_env.envs.common.IllegalActionError`)
 naming the action and the legal ones when the action is illegal; `True`/`False` and
-non-integral values are never actions (numpy integers are). `env()` adds PettingZoo's
+floats (`0.0` too) are never actions (numpy integers and 0-d integer arrays are). `env()` adds PettingZoo's
 standard wrappers: an illegal move ends the game with reward -1 for the mover and 0
 for the others (`TerminateIllegalWrapper`), an action outside `Discrete(64)` fails an
-assertion (a bool raises `IllegalActionError`), and the call order is enforced
+assertion (a bool or a float raises `IllegalActionError`), and the call order is enforced
 (`OrderEnforcingWrapper`). They are subclasses of PettingZoo's classes that behave
 the same but read `agents`, `agent_selection`, `terminations`, ... from the raw env
 in one hop instead of one `__getattr__` per layer (which cost more than the game
@@ -191,7 +191,7 @@ seed the env plays the next game of the last seed's stream (see The engine). A s
 integers too); anything else is a `ValueError` before numpy sees it.
 `options={"decks": [...]}` stacks the deck (one 118-card order, top first, per
 round) for scripted tests; other keys are ignored (PettingZoo's API test passes
-arbitrary ones).
+arbitrary ones); `options` that is not a mapping (or None) is a `ValueError` naming it.
 
 ### Version History
 
@@ -337,9 +337,11 @@ class AssertOutOfBoundsWrapper(wrappers.AssertOutOfBoundsWrapper):
             # step); the base class's assertion would pass, so go on to the wrapped env as it would.
             wrappers.BaseWrapper.step(self, action)
             return
-        if isinstance(action, common.BOOL_TYPES):
+        if action is not None and common.action_id(action) is None:
+            # A bool or a float (`Discrete.contains` holds True, and would fail 0.0 with no name): named here.
+            what = "a bool" if isinstance(action, common.BOOL_TYPES) else f"a {type(action).__name__}"
             raise IllegalActionError(
-                f"illegal action {action!r} for {self._raw_env.agent_selection}: a bool is not an action id "
+                f"illegal action {action!r} for {self._raw_env.agent_selection}: {what} is not an action id "
                 f"(0..{self._raw_env.num_actions - 1})"
             )
         super().step(action)
@@ -465,13 +467,14 @@ class raw_env(AECEnv, EzPickle):
 
         Game k after `reset(seed=s)` (k = 0 for that reset, 1 for the next reset without a seed, ...) deals as
         episode k of slot 0 of a vector env or `BatchGame` seeded s (`core.batch.game_seed(s, 0, k)`)."""
+        options = common.reset_options(options)
         seed = common.check_seed(seed)
         if seed is not None or self._seed is None:
             self._seed = seed if seed is not None else int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
             self._episode = 0
         else:
             self._episode += 1
-        decks = (options or {}).get("decks")
+        decks = options.get("decks")
         if self._game is not None:
             self._game.reset(int(game_seed(self._seed, 0, self._episode)), decks=decks)
             self._view()

@@ -201,8 +201,8 @@ class QuiddlerSolitaireEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Deal a new game from the env's generator (seeded by `seed`); `options={"piles": ...}` stacks it."""
+        options = dict(common.reset_options(options))
         super().reset(seed=common.check_seed(seed))
-        options = dict(options or {})
         piles = options.pop("piles", None)
         if options:
             raise ValueError(f"unknown reset option(s) {sorted(options)!r}; the only option is 'piles'")

@@ -209,11 +209,12 @@ class QuiddlerVectorEnv(VectorEnv):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Deal a new game in every sub-env (or those of `options["reset_mask"]`)."""
+        options = common.reset_options(options)
         seed = common.check_seed(seed)
         if seed is not None or self._seed is None:
             self._seed = seed if seed is not None else int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
             self.episodes[:] = 0
-        mask = (options or {}).get("reset_mask")
+        mask = options.get("reset_mask")
         slots = self.games.all_games if mask is None else np.flatnonzero(np.asarray(mask, dtype=bool))
         self.observations = self.observations.copy()  # the array the last step returned stays the caller's
         self._start(slots)
