@@ -13,16 +13,32 @@ TensorBoard logs, checkpoints, the best model, the final model (`model.zip` with
 the safe-load `policy.pt` + `policy.json` beside it, in `final/`) and a learning-curve
 PNG. A killed run continues from its newest intact checkpoint with `--resume RUN_DIR`;
 `evaluate.py --players policy:RUN_DIR` plays its final policy.
+
+Exit status: 0 done; 1 the run folder could not be written (a full disk: the error names
+the file, and the checkpoints written before stay whole); 2 bad input (one line, nothing
+written); 130 interrupted by Ctrl-C (SIGINT) and 143 by SIGTERM, both after one line
+naming the run folder to --resume (the folder holds whole files only: a write the signal
+cut short is removed, and a run stopped before its first checkpoint leaves no folder).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from ..training import CheckpointError, RunConfigError, RunFolderError, load_run_config, resume_run, start_run
+from ..training import (
+    CheckpointError,
+    RunConfigError,
+    RunFolderError,
+    RunWriteError,
+    load_run_config,
+    resume_run,
+    start_run,
+)
 from ..training.config import dump_yaml, shipped_configs
-from . import exit_with
+from ..training.run import checkpoints
+from . import EXIT_INTERRUPTED, exit_with, interrupted_status, stop_signals
 
 PROG = "train.py"
 """The command's name in its messages (`quiddler-train` when run as the console script)."""
@@ -52,25 +68,40 @@ def main(argv: list[str] | None = None) -> int:
     command = [sys.executable, *sys.argv] if argv is None else [PROG, *argv]
     if args.address:
         args.overrides.append(f"ray.address={args.address}")
-    try:
-        if args.resume:
-            if args.run_dir or args.force or args.print_config:
-                parser.error("--resume takes no --run-dir, --force or --print-config")
-            summary = resume_run(args.resume, args.overrides, command=command, quiet=args.quiet)
-        else:
-            cfg = load_run_config(args.config, args.overrides)
-            if args.print_config:
-                print(dump_yaml(cfg), end="")
-                return 0
-            summary = start_run(cfg, run_dir=args.run_dir, force=args.force, command=command, quiet=args.quiet)
-    except (RunConfigError, RunFolderError, CheckpointError) as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"\n{PROG}: interrupted; continue with --resume RUN_DIR (from the last checkpoint)", file=sys.stderr)
-        return 130
+    if args.resume and (args.run_dir or args.force or args.print_config):
+        parser.error("--resume takes no --run-dir, --force or --print-config")
+    folder: Path | None = Path(args.resume) if args.resume else None  # the run folder, once it is known
+    with stop_signals():  # SIGTERM ends the run as Ctrl-C does
+        try:
+            if args.resume:
+                summary = resume_run(args.resume, args.overrides, command=command, quiet=args.quiet)
+            else:
+                cfg = load_run_config(args.config, args.overrides)
+                if args.print_config:
+                    print(dump_yaml(cfg), end="")
+                    return 0
+                folder = Path(args.run_dir) if args.run_dir else cfg.output_dir()
+                summary = start_run(cfg, run_dir=args.run_dir, force=args.force, command=command, quiet=args.quiet)
+        except (RunConfigError, RunFolderError, CheckpointError) as exc:
+            print(f"{PROG}: error: {exc}", file=sys.stderr)
+            return 2
+        except RunWriteError as exc:
+            print(f"{PROG}: error: {exc}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt as exc:
+            status = interrupted_status(exc)
+            newline = "\n" if status == EXIT_INTERRUPTED else ""  # after the terminal's ^C
+            print(f"{newline}{PROG}: {_interrupted(folder)}", file=sys.stderr)
+            return status
     _report(summary)
     return 0
+
+
+def _interrupted(folder: Path | None) -> str:
+    """What an interrupted run leaves: a folder to resume, or nothing (stopped before its first checkpoint)."""
+    if folder is not None and checkpoints(folder):
+        return f"interrupted; continue from the last checkpoint with: {PROG} --resume {folder}"
+    return "interrupted before the run's first checkpoint; nothing is kept"
 
 
 def _report(summary: dict) -> None:

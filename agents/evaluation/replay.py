@@ -39,7 +39,7 @@ def saved_games(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
                 if not line.strip():
                     continue
                 try:
-                    record = json.loads(line)
+                    record = files.loads_json(line)
                 except json.JSONDecodeError as exc:
                     raise ReplayError(f"{path} line {number} is not JSON: {exc.msg}") from None
                 if not isinstance(record, dict) or "game" not in record:

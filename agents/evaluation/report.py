@@ -50,7 +50,7 @@ OUTPUT_FILES = frozenset(output_files(save_games=True))
 def is_results_document(path: str | os.PathLike) -> bool:
     """Whether `path` is a results.json this module wrote (a JSON object with our keys and format)."""
     try:
-        doc = json.loads(files.read_text(path))
+        doc = files.read_json(path)
     except (OSError, ValueError):
         return False
     return isinstance(doc, dict) and doc.get("format") == RESULTS_FORMAT and {"tournament", "summary"} <= set(doc)

@@ -361,8 +361,9 @@ def run_tournament(
             initializer=_init_worker,
             initargs=(tournament, os.getpid()),
         ) as pool:
-            pending = {pool.submit(_play_chunk, indices) for indices in work}
-            try:
+            pending = set()
+            try:  # the submits too: a Ctrl-C or SIGTERM among them must not leave the pool to play every chunk
+                pending = {pool.submit(_play_chunk, indices) for indices in work}
                 while pending:
                     done, pending = wait(pending, return_when=FIRST_COMPLETED)
                     for future in done:

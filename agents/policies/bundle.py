@@ -147,7 +147,7 @@ def read_description(path: str | os.PathLike) -> dict[str, Any]:
     try:
         if file.stat().st_size > MAX_DESCRIPTION_BYTES:
             raise PolicyLoadError(f"policy description {file} is larger than {MAX_DESCRIPTION_BYTES} bytes")
-        desc = json.loads(files.read_text(file))
+        desc = files.read_json(file)
     except FileNotFoundError:
         if (folder / RUN_CONFIG_FILE).is_file():
             raise PolicyLoadError(

@@ -47,7 +47,7 @@ def is_rllib_export(path: str | os.PathLike) -> bool:
     """Whether the policy folder at `path` (or a file in it) holds an RLlib export (its JSON says so)."""
     file = bundle.bundle_dir(path) / DESCRIPTION_FILE
     try:
-        desc = json.loads(files.read_text(file))
+        desc = files.read_json(file)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return False  # the loader reports what is wrong with it
     return isinstance(desc, dict) and desc.get("framework") == FRAMEWORK

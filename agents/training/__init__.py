@@ -22,7 +22,7 @@ from __future__ import annotations
 from .backends import BACKENDS
 from .checks import RunConfigError
 from .config import RunConfig, load_run_config
-from .run import CheckpointError, RunFolderError, resume_run, start_run
+from .run import CheckpointError, RunFolderError, RunWriteError, resume_run, start_run
 
 __all__ = [
     "BACKENDS",
@@ -30,6 +30,7 @@ __all__ = [
     "RunConfig",
     "RunConfigError",
     "RunFolderError",
+    "RunWriteError",
     "load_run_config",
     "resume_run",
     "start_run",

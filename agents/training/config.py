@@ -505,6 +505,9 @@ def parse_override(text: str) -> tuple[list[str], Any]:
         value = yaml.safe_load(raw) if raw.strip() else None
     except yaml.YAMLError as exc:
         raise RunConfigError(f"override {text!r}: the value is not valid YAML: {exc}") from None
+    except RecursionError:  # the composer recurses once per level of nesting
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        raise RunConfigError(f"override {shown!r}: the value is not valid YAML: it nests too deeply to read") from None
     return parts, value
 
 

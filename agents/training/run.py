@@ -33,7 +33,6 @@ best model and writes checkpoints when their step has come.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -71,6 +70,11 @@ class RunFolderError(RuntimeError):
 
 class CheckpointError(RuntimeError):
     """A checkpoint that cannot be restored (its message names the folder and what is wrong)."""
+
+
+class RunWriteError(RuntimeError):
+    """A run stopped because its folder could not be written (a full disk, a lost mount); the message names the
+    file, the system's reason and whether the run can be resumed. What was written before stays whole."""
 
 
 class Trainer(Protocol):
@@ -136,7 +140,7 @@ def checkpoints(folder: Path) -> list[tuple[int, Path]]:
 def read_checkpoint_state(folder: Path) -> dict[str, Any]:
     """A checkpoint's `state.json`, after checking every file it lists against its sha256."""
     try:
-        state = json.loads(files.read_text(folder / STATE_FILE))
+        state = files.read_json(folder / STATE_FILE)
     except (OSError, ValueError) as exc:
         raise CheckpointError(f"checkpoint {folder}: {STATE_FILE} is unreadable: {exc}") from None
     if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
@@ -165,7 +169,7 @@ def _listing(folder: Path) -> dict[str, str]:
 def bundle_step(folder: Path) -> int | None:
     """The training step a policy bundle was written at (its policy.json's `num_timesteps`)."""
     try:
-        return int(json.loads(files.read_text(folder / "policy.json"))["num_timesteps"])
+        return int(files.read_json(folder / "policy.json")["num_timesteps"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -174,16 +178,17 @@ def bundle_step(folder: Path) -> int | None:
 
 
 def preflight(cfg: RunConfig) -> None:
-    """What would fail later, checked before a run folder is made: the word list, every agent the run plays."""
-    from quiddler_env.core.dictionary import load_dictionary
+    """What would fail later, checked before a run folder is made: the word lists (the referee's and, with
+    challenges, each seat's), every agent the run plays."""
+    from quiddler_env.core.vocabulary import check_word_lists
 
     from ..registry import make
 
     rules = cfg.game_config()
     try:
-        load_dictionary(rules.dictionary)
-    except (OSError, ValueError) as exc:
-        raise RunConfigError(f"config key 'env.dictionary': {exc}") from None
+        check_word_lists(rules)
+    except ValueError as exc:
+        raise RunConfigError(str(exc).replace("config key '", "config key 'env.", 1)) from None
     specs = [(f"opponents[{i}].spec", o.spec) for i, o in enumerate(cfg.opponents)]
     specs += eval_specs(cfg)
     if cfg.pretrain.teacher:
@@ -452,6 +457,11 @@ def start_run(
             if not checkpoints(folder):
                 shutil.rmtree(folder, ignore_errors=True)  # nothing to resume: leave no half-made run behind
             raise
+    except (OSError, RuntimeError) as exc:
+        error = _write_error(exc, folder)
+        if error is None:
+            raise
+        raise error from exc
     finally:
         lock.release()
 
@@ -504,6 +514,11 @@ def resume_run(
             candidates,
             on_restored=lambda: _record_resume(folder, cfg, overrides, command, config_changed=bool(overrides)),
         )
+    except (OSError, RuntimeError) as exc:
+        error = _write_error(exc, folder)
+        if error is None:
+            raise
+        raise error from exc
     finally:
         lock.release()
 
@@ -513,7 +528,7 @@ def _record_resume(folder: Path, cfg: RunConfig, overrides, command, *, config_c
         files.write_atomic(folder / CONFIG_FILE, _config_text(cfg))
     meta_file = folder / RUN_FILE
     try:
-        meta = json.loads(files.read_text(meta_file))
+        meta = files.read_json(meta_file)
     except (OSError, ValueError):
         meta = run_metadata([], cfg.game_config().dictionary)
     meta.setdefault("resumes", []).append(
@@ -565,3 +580,33 @@ def _train(
     finally:
         trainer.close()
         session.close()
+
+
+def _write_error(exc: Exception, folder: Path) -> RunWriteError | None:
+    """`exc` as a `RunWriteError` if an OSError is behind it (see `_os_error`), else None. Call it after the
+    failed run's folder was cleaned up: the message says whether checkpoints are left to resume from."""
+    err = _os_error(exc)
+    if err is None:
+        return None
+    what = f"writing {err.filename} failed" if err.filename else "a write failed"
+    if checkpoints(folder):
+        then = f"its checkpoints are whole: continue with train.py --resume {folder}"
+    else:
+        then = "no checkpoint was written, so nothing is kept"
+    return RunWriteError(f"run folder {folder}: {what}: {err.strerror or err}; {then}")
+
+
+def _os_error(exc: BaseException) -> OSError | None:
+    """The OSError behind `exc`: itself, or the one a library's own error was raised while handling (torch and
+    zipfile raise RuntimeErrors and more OSErrors cleaning up after a full disk). None for this module's errors,
+    which say what is wrong themselves, and for a broken pipe (a lost worker process, not a write)."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, (RunFolderError, CheckpointError, RunWriteError)):
+            return None
+        if isinstance(cause, OSError):
+            return None if isinstance(cause, ConnectionError) else cause
+        seen.add(id(cause))
+        cause = cause.__cause__ if cause.__cause__ is not None or cause.__suppress_context__ else cause.__context__
+    return None

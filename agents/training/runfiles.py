@@ -79,9 +79,14 @@ class CsvTable:
             self.columns += sorted(new)
             self._rewrite()
             return
-        with self.path.open("a") as fh:
-            fh.write(self._line([clean.get(c, "") for c in self.columns]))
-            fh.flush()
+        try:
+            with self.path.open("a") as fh:
+                fh.write(self._line([clean.get(c, "") for c in self.columns]))
+                fh.flush()
+        except OSError as exc:  # a failed write names no file: say which
+            if files.naming(exc, self.path) is exc:
+                raise
+            raise files.naming(exc, self.path) from exc
 
     def read(self) -> list[dict[str, str]]:
         return [dict(r) for r in self.rows]

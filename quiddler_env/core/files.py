@@ -18,6 +18,8 @@ file or folder or the complete new one, never a mix:
   processes never write one folder; the kernel drops it when the holder dies (kill -9 too).
 - `read_yaml_mapping(path)` reads a YAML mapping with `safe_load`; `open_regular(path)`
   opens only a regular file (a FIFO or a device at a cache path would block or mislead).
+- `read_json(path)` / `loads_json(text)`: JSON, where nesting too deep for the parser is
+  a `json.JSONDecodeError` like any other bad JSON (not a `RecursionError`).
 
 Every error is an `OSError` or `ValueError` whose message names the path.
 """
@@ -67,10 +69,28 @@ def write_atomic(path: str | os.PathLike, data: bytes | str | Callable[[IO[bytes
             os.fchmod(fh.fileno(), FILE_MODE)
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and naming(exc, path) is not exc:
+            raise naming(exc, path) from exc
         raise
     return path
+
+
+def naming(exc: OSError, path: str | os.PathLike, staged: str | os.PathLike | None = None) -> OSError:
+    """`exc`, or the same error naming `path` where it names no file: a failed `write()` or `fsync()` (a full
+    disk) names none, and "No space left on device" alone does not say where. `staged`: the temporary folder
+    being written as `path`; a file in it is named as the file it was to become in `path`."""
+    if exc.errno is None:
+        return exc
+    name = exc.filename
+    if name is None:
+        name = str(path)
+    elif staged is not None and isinstance(name, str) and Path(name).is_relative_to(staged):
+        name = str(Path(path) / Path(name).relative_to(staged))
+    else:
+        return exc
+    return OSError(exc.errno, exc.strerror or str(exc), name)  # OSError(errno, ...) picks the subclass
 
 
 def write_json(path: str | os.PathLike, data: Any) -> Path:
@@ -108,6 +128,31 @@ def read_text(path: str | os.PathLike) -> str:
     """A regular file's text (UTF-8)."""
     with open_regular(path) as fh:
         return fh.read().decode("utf-8")
+
+
+# -- JSON -----------------------------------------------------------------------------------------------
+
+
+class JSONNestingError(json.JSONDecodeError):
+    """JSON whose arrays and objects nest deeper than Python's parser can follow (it raises RecursionError)."""
+
+    def __init__(self, doc: str | bytes) -> None:
+        super().__init__("nested too deeply", doc if isinstance(doc, str) else "", 0)
+        self.args = ("its arrays and objects nest too deeply to read",)  # no line and column: there is no one place
+
+
+def loads_json(text: str | bytes) -> Any:
+    """`json.loads`, with JSON nested too deeply for the parser a `json.JSONDecodeError` (`JSONNestingError`) like
+    any other invalid JSON, not a `RecursionError`: so every reader's bad-JSON message covers it."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise JSONNestingError(text) from None
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    """A regular file's JSON (`loads_json`: a `ValueError` for bad JSON, nesting too deep included)."""
+    return loads_json(read_text(path))
 
 
 # -- folders ------------------------------------------------------------------------------------------
@@ -181,8 +226,10 @@ def staged_folder(final: str | os.PathLike) -> Iterator[Path]:
         os.chmod(tmp, FOLDER_MODE)
         yield tmp
         replace_folder(tmp, final)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError) and naming(exc, final, staged=tmp) is not exc:
+            raise naming(exc, final, staged=tmp) from exc
         raise
 
 
@@ -249,10 +296,12 @@ class FolderBusyError(OSError):
 
 
 class FolderLock:
-    """An exclusive lock on a folder, held through a hidden `.NAME.lock` file beside it.
+    """An exclusive lock on a folder, held through a hidden `.NAME.lock` file beside it (holding the holder's pid).
 
     `flock` locks die with their process, so a killed holder never blocks the next run.
-    The lock file itself stays (empty); it is not part of the folder.
+    `release` removes the lock file while still holding the lock; `acquire` so checks that
+    the file it locked is still the one at the path (else it locked a removed file, and
+    tries again). Only a killed holder leaves its file behind, for the next holder to remove.
     """
 
     def __init__(self, folder: str | os.PathLike, what: str = "folder") -> None:
@@ -263,22 +312,46 @@ class FolderLock:
 
     def acquire(self) -> FolderLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another process"
+                os.close(fd)
+                raise FolderBusyError(
+                    errno.EBUSY, f"{self.what} {self.folder} is being written by another process (pid {holder})"
+                ) from None
+            except BaseException:
+                os.close(fd)
+                raise
+            if self._is_at_path(fd):
+                break
+            os.close(fd)  # a holder removed this file as it released it: lock the one at the path now
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another process"
-            os.close(fd)
-            raise FolderBusyError(
-                errno.EBUSY, f"{self.what} {self.folder} is being written by another process (pid {holder})"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+        except BaseException:
+            self._fd = fd
+            self.release()
+            raise
         self._fd = fd
         return self
 
+    def _is_at_path(self, fd: int) -> bool:
+        """Whether the open lock file `fd` is still the file at `self.path`."""
+        try:
+            at_path = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        held = os.fstat(fd)
+        return (held.st_dev, held.st_ino) == (at_path.st_dev, at_path.st_ino)
+
     def release(self) -> None:
         if self._fd is not None:
+            # Removed while still locked, so no process can lock this file and believe it holds the folder.
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
             os.close(self._fd)  # closing drops the flock
             self._fd = None
 
@@ -309,6 +382,8 @@ def read_yaml_mapping(path: str | os.PathLike, what: str = "config file", allow_
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ValueError(f"{what} {path} is not valid YAML: {first}") from None
+    except RecursionError:  # the composer recurses once per level of nesting
+        raise ValueError(f"{what} {path} is not valid YAML: it nests too deeply to read") from None
     if data is None:
         if not allow_empty:
             raise ValueError(f"{what} {path} is empty; it must hold a mapping of keys")
