@@ -11,6 +11,7 @@ from quiddler_env.core.scoring import bonuses_in_play
 from quiddler_env.core.solver import DiscardFigures
 
 from .base import CHALLENGE, DRAW, LAY, BaseAgent, SeatView, legal_list
+from .params import MAX_GO_OUT_VALUE, MAX_SAMPLES, MAX_TOP, Param, check_params
 
 DEFAULT_SAMPLES = 32
 _MAX_FIGURE = 16
@@ -77,6 +78,13 @@ class ExpertAgent(BaseAgent):
 
     name = "expert"
 
+    PARAMS = {
+        "samples": Param(int, 1, MAX_SAMPLES),
+        "top": Param(int, 1, MAX_TOP),
+        "go_out_value": Param(float, -MAX_GO_OUT_VALUE, MAX_GO_OUT_VALUE),
+    }
+    """The spec's parameters (`expert:samples=64`) and their bounds."""
+
     def __init__(
         self,
         seed: int | None = None,
@@ -87,9 +95,7 @@ class ExpertAgent(BaseAgent):
         top: int = 4,
         go_out_value: float = 10.0,
     ):
-        from .registry import check_params  # the parameters' bounds are declared once, in the registry
-
-        checked = check_params("expert", samples=samples, top=top, go_out_value=go_out_value)
+        checked = check_params("expert", self.PARAMS, samples=samples, top=top, go_out_value=go_out_value)
         self.samples = checked["samples"]
         self.top = checked["top"]
         self.go_out_value = checked["go_out_value"]

@@ -40,6 +40,7 @@ from quiddler_env.envs.observation import observation_layout
 
 from .base import DRAW, LAY, BaseAgent, SeatView, legal_list
 from .expert import ExpertAgent
+from .params import MAX_MS, MAX_SAMPLES, MAX_TOP, Param, check_params
 
 DEFAULT_SAMPLES = 32
 CHUNK = 8
@@ -59,6 +60,13 @@ class SearchAgent(BaseAgent):
 
     name = "search"
 
+    PARAMS = {
+        "samples": Param(int, 1, MAX_SAMPLES),
+        "ms": Param(float, 0, MAX_MS, "0: no time cap"),
+        "top": Param(int, 1, MAX_TOP),
+    }
+    """The spec's parameters (`search:samples=64:ms=50`) and their bounds."""
+
     def __init__(
         self,
         seed: int | None = None,
@@ -69,9 +77,7 @@ class SearchAgent(BaseAgent):
         ms: float = 0.0,
         top: int = 4,
     ):
-        from .registry import check_params  # the parameters' bounds are declared once, in the registry
-
-        checked = check_params("search", samples=samples, ms=ms, top=top)
+        checked = check_params("search", self.PARAMS, samples=samples, ms=ms, top=top)
         if config is not None and config.challenges:
             raise ValueError(_NO_CHALLENGES)
         self.samples = checked["samples"]

@@ -186,7 +186,7 @@ def test_challenges_need_the_variant():
         ({"challenges": True, "vocabularies": ["enable:0.5:x"]}, "SOURCE:P:SEED"),
         ({"challenges": "yes"}, "true or false"),
         ({"failed_go_out_penalty": 3}, "0 without challenges"),
-        ({"challenges": True, "failed_go_out_penalty": -1}, ">= 0"),
+        ({"challenges": True, "failed_go_out_penalty": -1}, "an integer 0..1000"),
     ],
 )
 def test_bad_variant_rules_name_the_key(rules, message):

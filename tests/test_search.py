@@ -8,7 +8,7 @@ import pytest
 
 import agents
 from agents.base import SeatView
-from agents.registry import MAX_SAMPLES
+from agents.params import MAX_SAMPLES
 from agents.search import CHUNK
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.envs.observation import encode_observation, observation_layout
