@@ -61,7 +61,7 @@ def test_tiny_run_writes_the_whole_run_folder(tmp_path):
         "eval.games=4",
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "step/s" in proc.stderr  # the progress bar
+    assert "] training: 1024 steps in " in proc.stderr  # the progress lines (not a terminal: lines, not a bar)
     assert "vs random: win" in proc.stdout and "model: " in proc.stdout
 
     for name in (

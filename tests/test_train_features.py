@@ -241,7 +241,14 @@ def test_dagger_rounds_refit_on_the_gathered_decisions():
     lines = []
     figures = imitate(model, cfg, seed=0, say=lines.append)
     rounds = figures["dagger"]
-    assert [r["round"] for r in rounds] == [1, 2] and len(lines) == 3
+    assert [r["round"] for r in rounds] == [1, 2]
+    assert [line.split(":")[0] for line in lines if line.startswith(("imitation of", "DAgger round"))] == [
+        "imitation of greedy",
+        "DAgger round 1",
+        "DAgger round 1",
+        "DAgger round 2",
+        "DAgger round 2",
+    ]  # each round: its start, then its figures
     assert rounds[0]["decisions"] > figures["decisions"] and rounds[1]["decisions"] > rounds[0]["decisions"]
     assert all(0.0 <= r["agreement"] <= 1.0 for r in rounds)
 

@@ -13,6 +13,24 @@ EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
 EXIT_TERMINATED = 143
 
+COMMANDS = {
+    "train": ("quiddler-train", "train.py"),
+    "evaluate": ("quiddler-evaluate", "evaluate.py"),
+    "play": ("quiddler-play", "play.py"),
+}
+"""Each command's console script (the installed package) and its script in a checkout."""
+
+
+def program(command: str) -> str:
+    """The name `command` ("train", "evaluate" or "play") goes by in its messages: the name this process was
+    started as (`os.path.basename(sys.argv[0])`) when that is the command's own, its console script
+    (`quiddler-train`) or its script (`train.py`, also `python -m quiddler_agents.cli.train`); else (a program
+    that calls `main()` itself, the tests) the script's name."""
+    script, file = COMMANDS[command]
+    invoked = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    invoked = invoked.removesuffix(".exe")
+    return invoked if invoked in (script, file) else file
+
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised as an exception by `stop_signals`. A KeyboardInterrupt, so that everything Ctrl-C

@@ -30,7 +30,8 @@ from typing import Any
 
 from quiddler_env.core.config import QuiddlerConfig, RuleOption
 
-from . import exit_with, interrupted_status, stop_signals
+from ..extras import MissingExtra, skipped
+from . import exit_with, interrupted_status, program, stop_signals
 
 EXIT_BAD_INPUT = 2
 DEFAULTS: dict[str, Any] = {
@@ -51,8 +52,8 @@ DEFAULTS: dict[str, Any] = {
 RULE_OPTIONS = tuple(o for o in QuiddlerConfig.rule_options() if o.kind is not None)
 RULE_FLAGS = tuple(o.name for o in RULE_OPTIONS)
 
-PROG = "evaluate.py"
-"""The command's name in its messages (`quiddler-evaluate` when run as the console script)."""
+PROG = program("evaluate")
+"""The command's name in its messages: `quiddler-evaluate` when run as the console script, else `evaluate.py`."""
 
 
 class BadInput(Exception):
@@ -268,7 +269,7 @@ def run(args: argparse.Namespace) -> int:
             table_size = trained
             if not options["quiet"]:
                 print(
-                    f"evaluate.py: the policies play {trained}-player tables, so the {len(options['players'])} "
+                    f"{PROG}: the policies play {trained}-player tables, so the {len(options['players'])} "
                     f"players take turns at tables of {trained} (--table-size sets it)",
                     file=sys.stderr,
                 )
@@ -320,19 +321,14 @@ def _play_and_write(options: dict[str, Any], tournament, policies: dict[str, Any
     quiet = options["quiet"]
     if not quiet and tournament.total_games != tournament.games:
         print(
-            f"evaluate.py: playing {tournament.total_games} games ({tournament.deals} whole duplicate deals of "
+            f"{PROG}: playing {tournament.total_games} games ({tournament.deals} whole duplicate deals of "
             f"{tournament.table_size} seat rotations) for --games {tournament.games}",
             file=sys.stderr,
         )
-    from tqdm import tqdm
+    from ..progress import Progress
 
-    bar = tqdm(
-        total=tournament.total_games,
-        unit="game",
-        file=sys.stderr,
-        disable=quiet or not sys.stderr.isatty(),
-        dynamic_ncols=True,
-    )
+    # A bar on a terminal (tqdm: the eval extra), nothing elsewhere.
+    bar = Progress("playing", tournament.total_games, "game", bar=True, enabled=not quiet and sys.stderr.isatty())
     start = time.perf_counter()
     try:
         played = run_tournament(tournament, workers=workers, progress=bar.update, engine=options["engine"])
@@ -345,6 +341,12 @@ def _play_and_write(options: dict[str, Any], tournament, policies: dict[str, Any
     if policy_identities(tournament) != policies:
         raise ValueError("a policy bundle changed while the games were played; no results written, run again")
     summary = summarize(tournament, played)
+    # What the base install leaves out (the eval extra's), said in one line each; the rest is written.
+    notes = [skipped("plots", "eval", "matplotlib")]
+    if len(tournament.specs) > 2:
+        notes.append(skipped("ratings", "eval", "openskill"))
+    for note in filter(None, notes):
+        print(f"{PROG}: {note}", file=sys.stderr)
     run_info = {
         "workers": workers,
         "engine": options["engine"],
@@ -412,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.replay is not None:
                 return replay(args)
             return run(args)
-        except BadInput as exc:
+        except (BadInput, MissingExtra) as exc:
             print(f"{PROG}: error: {exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
         except KeyboardInterrupt as exc:  # before the games began (loading the players): nothing was written
@@ -422,8 +424,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def console() -> None:
     """The `quiddler-evaluate` console script."""
-    global PROG
-    PROG = "quiddler-evaluate"
     exit_with(main)
 
 

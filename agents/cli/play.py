@@ -29,11 +29,15 @@ from quiddler_env.envs.observation import encode_observation
 
 from ..human import HumanAgent, HumanQuit
 from ..registry import make
+from . import program
+
+PROG = program("play")
+"""The command's name in its messages: `quiddler-play` when run as the console script, else `play.py`."""
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="quiddler-play", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--terminal", action="store_true", help="play at the terminal instead of the browser")
     parser.add_argument("--host", default="127.0.0.1", help="browser table: the address to listen on (loopback)")
@@ -70,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
             make(spec, seed=args.seed + 1 + i, num_players=n, config=config) for i, spec in enumerate(args.opponents)
         ]
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
     human = HumanAgent(seed=args.seed, num_players=n, config=config)
     seats = bots[: args.seat] + [human] + bots[args.seat :]
@@ -96,7 +100,7 @@ def _browser(args: argparse.Namespace) -> int:
     from ..table.server import serve
 
     def error(message: str) -> int:
-        print(f"quiddler-play: error: {message}", file=sys.stderr)
+        print(f"{PROG}: error: {message}", file=sys.stderr)
         return 2
 
     replays = [Path(p) for p in args.replay]
@@ -121,7 +125,7 @@ def _browser(args: argparse.Namespace) -> int:
                 "reach it may play"
             )
         print(
-            f"quiddler-play: warning: listening on {args.host}: anyone who can reach this machine on that port "
+            f"{PROG}: warning: listening on {args.host}: anyone who can reach this machine on that port "
             f"can play at this table and read its games",
             file=sys.stderr,
         )
@@ -140,7 +144,7 @@ def _browser(args: argparse.Namespace) -> int:
             word_lists=[Path(p) for p in args.word_list],
         )
     except OSError as exc:
-        print(f"quiddler-play: error: cannot serve on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"{PROG}: error: cannot serve on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\nstopped.")

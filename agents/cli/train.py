@@ -27,6 +27,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..extras import MissingExtra
 from ..training import (
     CheckpointError,
     RunConfigError,
@@ -38,10 +39,10 @@ from ..training import (
 )
 from ..training.config import dump_yaml, shipped_configs
 from ..training.run import checkpoints
-from . import EXIT_INTERRUPTED, exit_with, interrupted_status, stop_signals
+from . import EXIT_INTERRUPTED, exit_with, interrupted_status, program, stop_signals
 
-PROG = "train.py"
-"""The command's name in its messages (`quiddler-train` when run as the console script)."""
+PROG = program("train")
+"""The command's name in its messages: `quiddler-train` when run as the console script, else `train.py`."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,7 +60,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run-dir", help="output folder (default: the config's run_dir, else runs/<name>)")
     parser.add_argument("--force", action="store_true", help="delete an existing run folder and start over")
     parser.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar or evaluation lines")
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress lines or bars (compiling the kernels, imitation, training, evaluation)",
+    )
     parser.add_argument(
         "--address", help="backend rllib: join this Ray cluster ('auto', ray://HOST:10001); sets ray.address"
     )
@@ -82,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
                     return 0
                 folder = Path(args.run_dir) if args.run_dir else cfg.output_dir()
                 summary = start_run(cfg, run_dir=args.run_dir, force=args.force, command=command, quiet=args.quiet)
-        except (RunConfigError, RunFolderError, CheckpointError) as exc:
+        except (RunConfigError, RunFolderError, CheckpointError, MissingExtra) as exc:
             print(f"{PROG}: error: {exc}", file=sys.stderr)
             return 2
         except RunWriteError as exc:
@@ -121,8 +126,6 @@ def _report(summary: dict) -> None:
 
 def console() -> None:
     """The `quiddler-train` console script."""
-    global PROG
-    PROG = "quiddler-train"
     exit_with(main)
 
 

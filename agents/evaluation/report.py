@@ -29,6 +29,8 @@ from typing import Any
 from quiddler_env.core import files
 from quiddler_env.core.cards import FACES
 
+from ..cli import program
+from ..extras import install_command, missing
 from ..provenance import dictionary_identity, package_versions
 from .tournament import PlayedGame, Tournament, deal_cards
 
@@ -82,13 +84,13 @@ def check_output(out: str | os.PathLike) -> Path:
             raise ValueError(f"output folder {out} cannot be read: {exc.strerror or exc}") from None
         if names and not is_results_document(out / "results.json"):
             raise ValueError(
-                f"output folder {out} is not empty and holds no results.json of evaluate.py "
+                f"output folder {out} is not empty and holds no results.json of {program('evaluate')} "
                 f"({', '.join(names[:3])}{', ...' if len(names) > 3 else ''}); name a new or empty folder"
             )
         foreign = [n for n in names if n not in OUTPUT_FILES or not (out / n).is_file()]
         if foreign:
             raise ValueError(
-                f"output folder {out} holds {foreign[0]!r}, which evaluate.py did not write; "
+                f"output folder {out} holds {foreign[0]!r}, which {program('evaluate')} did not write; "
                 "move it away or name another folder (a run replaces the folder whole)"
             )
     return out
@@ -351,7 +353,10 @@ def report_markdown(document: dict[str, Any]) -> str:
                 f"| `{label}` | {r['mu']:.2f} [{r['low']:.2f}, {r['high']:.2f}] | {r['sigma']:.2f} | {r['ordinal']:.2f} |"
             )
     lines += ["", "## Plots", ""]
-    lines += [f"![{name[:-4].replace('_', ' ')}]({name})" for name in PLOTS]
+    if plots_available():
+        lines += [f"![{name[:-4].replace('_', ' ')}]({name})" for name in PLOTS]
+    else:
+        lines += [f"None: they need matplotlib (the eval extra: `{install_command('eval')}`)."]
     lines += [
         "",
         "## Run",
@@ -370,6 +375,11 @@ def _png(fig) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
     return buffer.getvalue()
+
+
+def plots_available() -> bool:
+    """Whether matplotlib (the eval extra) is here: without it a run has no plots."""
+    return missing("matplotlib") is None
 
 
 def plots(summary: dict[str, Any], played: Sequence[PlayedGame], tournament: Tournament) -> dict[str, bytes]:
@@ -454,11 +464,12 @@ def render_outputs(
         "games.csv": games_csv(tournament, played).encode(),
         "report.md": report_markdown(document).encode(),
     }
-    rendered.update(plots(summary, played, tournament))
+    if plots_available():
+        rendered.update(plots(summary, played, tournament))
     if save_games:
         rendered["games.jsonl"] = games_jsonl(tournament, played).encode()
     rendered["results.json"] = results_json(document).encode()
-    return {name: rendered[name] for name in output_files(save_games)}
+    return {name: rendered[name] for name in output_files(save_games) if name in rendered}
 
 
 def write_outputs(

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..extras import missing
 from .stats import (
     DEFAULT_CONFIDENCE,
     Interval,
@@ -147,7 +148,7 @@ def summarize(
             pairs.append(_pair(tournament, played, a, b, confidence))
 
     ratings = None
-    if pool > 2:
+    if pool > 2 and missing("openskill") is None:  # OpenSkill: the eval extra (without it, no ratings)
         ratings = {
             "model": "openskill PlackettLuce (default mu 25, sigma 25/3), games in order",
             "players": openskill_ratings(labels, [(g.seats, g.totals) for g in played], confidence),

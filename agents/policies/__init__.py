@@ -18,6 +18,7 @@ from typing import Any
 from quiddler_env.core import files
 from quiddler_env.core.config import QuiddlerConfig
 
+from ..extras import require
 from . import bundle, rllib, sb3
 from .bundle import (
     ACTIVATIONS,
@@ -89,7 +90,9 @@ def load_policy(
         desc = bundle.read_description(directory)
     common = dict(deterministic=deterministic, num_players=num_players, observation_size=observation_size, seed=seed)
     if desc is not None and bundle.framework_of(desc) == rllib.FRAMEWORK:
+        require("train", "torch", what="playing a trained policy")
         return load_rllib_policy(directory, config=config, description=desc, **common)
+    require("train", "torch", "sb3_contrib", what="playing a trained policy")
     return sb3.load_policy(directory, trusted=trusted, config=config, description=desc, **common)
 
 

@@ -20,6 +20,7 @@ import importlib
 from dataclasses import dataclass
 from types import ModuleType
 
+from ..extras import EXTRAS, install_command
 from .checks import RunConfigError
 
 
@@ -30,18 +31,30 @@ class Backend:
     name: str
     package: str
     summary: str
-    install: str
+    extra: str
+    """The extra of pyproject.toml that installs what it needs (`agents.extras`)."""
+    needs: str
+    """What `require` says needs the extra."""
+
+    @property
+    def modules(self) -> tuple[str, ...]:
+        return EXTRAS[self.extra]
+
+    @property
+    def install(self) -> str:
+        return install_command(self.extra)
 
 
 BACKENDS: dict[str, Backend] = {
     b.name: b
     for b in (
-        Backend("sb3", "sb3", "MaskablePPO (sb3-contrib) on Quiddler-v0, bots and a league", ""),
+        Backend("sb3", "sb3", "MaskablePPO (sb3-contrib) on Quiddler-v0, bots and a league", "train", "training"),
         Backend(
             "rllib",
             "rllib",
             "multi-agent PPO on Ray RLlib, self-play or bots",
-            "pip install -e .[rllib]",
+            "rllib",
+            "training with backend rllib",
         ),
     )
 }
@@ -55,5 +68,6 @@ def backend_part(name: str, part: str) -> ModuleType:
     try:
         return importlib.import_module(f".{backend.package}.{part}", package=__package__)  # agents.training
     except ImportError as exc:
-        hint = f" (install it: {backend.install})" if backend.install else ""
-        raise RunConfigError(f"config key 'backend': {name!r} is not available here{hint}: {exc}") from None
+        raise RunConfigError(
+            f"config key 'backend': {name!r} is not available here (install it: {backend.install}): {exc}"
+        ) from None

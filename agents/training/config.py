@@ -255,6 +255,8 @@ class TrainConfig:
     checkpoint_every: int = checked(50_000, positive_int)
     keep_checkpoints: int = checked(3, positive_int)
     progress_bar: bool = checked(True, boolean)
+    """Training's progress: a bar on a terminal, a line every tenth elsewhere; false: neither (the phases' own lines
+    stay; `--quiet` silences everything)."""
     torch_threads: int = checked(1, positive_int)
     """Threads of the learner's torch (a small MLP gains nothing from more on a busy CPU)."""
     log_interval: int = checked(1, positive_int)

@@ -44,10 +44,13 @@ from typing import Any, Protocol
 
 from quiddler_env.core import files
 
+from ..cli import program
+from ..extras import require
+from ..progress import Progress, write
 from ..provenance import now_iso
-from .backends import backend_part
+from .backends import BACKENDS, backend_part
 from .checks import RunConfigError
-from .config import RunConfig, apply_overrides, dump_yaml, eval_specs, read_yaml
+from .config import RunConfig, apply_overrides, dump_yaml, eval_specs, eval_tables, read_yaml
 from .evaluation import EvalRow, best_score, evaluate_bundle
 from .runfiles import CsvTable, plot_learning_curve, run_metadata
 
@@ -184,6 +187,9 @@ def preflight(cfg: RunConfig) -> None:
 
     from ..registry import make
 
+    backend = BACKENDS.get(cfg.backend)
+    if backend is not None:  # an unknown one is backend_part's error below
+        require(backend.extra, *backend.modules, what=backend.needs)
     rules = cfg.game_config()
     try:
         check_word_lists(rules)
@@ -285,7 +291,31 @@ class RunSession:
     def say(self, text: str, *, always: bool = False) -> None:
         """A progress line on stderr (`always`: also with --quiet, for what the user must know)."""
         if always or not self.quiet:
-            print(f"[{self.cfg.name}] {text}", file=sys.stderr, flush=True)
+            write(f"[{self.cfg.name}] {text}")
+
+    def progress(self, label: str, total: int, unit: str, *, show: bool = True, **options: Any) -> Progress:
+        """A phase's progress: a bar on a terminal, else a line every tenth (none with --quiet or `show=False`)."""
+        return Progress(
+            label,
+            total,
+            unit,
+            self.say,
+            bar=sys.stderr.isatty(),
+            enabled=show and not self.quiet,
+            desc=f"[{self.cfg.name}] {label}",
+            **options,
+        )
+
+    def compile_kernels(self) -> None:
+        """Compile the game's kernels now (or read them from numba's cache), saying so and how long it took."""
+        from .kernels import compile_kernels
+
+        self.say("compiling the game's kernels (numba: minutes on a machine's first run, then read from its cache)")
+        t0 = time.perf_counter()
+        compiled, cached = compile_kernels(self.cfg, say=self.say)
+        self.say(
+            f"kernels ready in {time.perf_counter() - t0:.1f} s ({compiled} compiled, {cached} read from the cache)"
+        )
 
     # -- events -------------------------------------------------------------------------------------
 
@@ -316,6 +346,8 @@ class RunSession:
     def evaluate(self, trainer: Trainer, step: int) -> list[EvalRow]:
         """Play the current policy against every `eval.opponents` bot; keep it as best/ if it scores best."""
         t0 = time.perf_counter()
+        opponents = ", ".join(name for name, _ in eval_tables(self.cfg))
+        self.say(f"evaluation at step {step}: {self.cfg.eval.games} games against each of {opponents}")
         with tempfile.TemporaryDirectory(prefix=".eval.", suffix=files.TMP_SUFFIX, dir=self.folder) as tmp:
             bundle = Path(tmp) / "policy"
             trainer.export_policy(bundle, self.description(step))
@@ -333,12 +365,12 @@ class RunSession:
                 # A bundle is written as one unit: best/ is the old bundle or this one, never a mix.
                 trainer.export_policy(self.folder / BEST_DIR, self.description(step, eval=self.latest_eval))
         plot_learning_curve(self.eval_table.read(), self.folder / "learning_curve.png", self.cfg.name)
-        self.eval_seconds += time.perf_counter() - t0
+        seconds = time.perf_counter() - t0
+        self.eval_seconds += seconds
         if self.on_eval is not None:
             self.on_eval(rows)
-        else:
-            figures = ", ".join(f"{r.opponent}: win {r.win_rate:.2f} score {r.mean_score:.0f}" for r in rows)
-            self.say(f"step {step}: eval {figures}")
+        figures = ", ".join(f"{r.opponent}: win {r.win_rate:.2f} score {r.mean_score:.0f}" for r in rows)
+        self.say(f"step {step}: eval {figures} ({seconds:.1f} s)")
         return rows
 
     def checkpoint(self, trainer: Trainer, step: int) -> Path:
@@ -500,7 +532,7 @@ def resume_run(
         if not candidates:
             raise RunFolderError(
                 f"run folder {folder} has no checkpoint to resume from (it stopped before its first one); "
-                f"start it again with: train.py --config {config_file} --run-dir {folder}"
+                f"start it again with: {program('train')} --config {config_file} --run-dir {folder}"
             )
         newest = candidates[0][0]
         if cfg.train.total_timesteps < newest:
@@ -544,6 +576,7 @@ def _train(
 ) -> dict[str, Any]:
     """Build the backend's trainer, restore the newest usable checkpoint of `candidates`, train, finish."""
     cfg = session.cfg
+    session.compile_kernels()
     trainer = backend_part(cfg.backend, "trainer").make_trainer(session)
     try:
         if candidates:
@@ -590,7 +623,7 @@ def _write_error(exc: Exception, folder: Path) -> RunWriteError | None:
         return None
     what = f"writing {err.filename} failed" if err.filename else "a write failed"
     if checkpoints(folder):
-        then = f"its checkpoints are whole: continue with train.py --resume {folder}"
+        then = f"its checkpoints are whole: continue with {program('train')} --resume {folder}"
     else:
         then = "no checkpoint was written, so nothing is kept"
     return RunWriteError(f"run folder {folder}: {what}: {err.strerror or err}; {then}")

@@ -5,7 +5,8 @@ Each entry is a folder `agents/zoo/NAME/` holding a weights-only policy bundle
 unpickled), the run config that trained it (`config.yaml`, so `train.py --config` can
 train it again), its learning curve (`eval.csv`, the run's periodic evaluations, and
 their plot `learning_curve.png`) and its evaluation table (`evaluation.md`, with the command that made it);
-`run.json`, where the run left one, records how it ran (commands, resumes, package versions).
+`run.json`, where the run left one, records how it ran (commands, resumes, package versions);
+`README.md`, written by hand, says what the entry is (`ship` keeps it).
 `python evaluate.py --list-agents` lists the entries; `ship` copies a run's final bundle in.
 """
 
@@ -20,6 +21,8 @@ from quiddler_env.core import files
 ZOO_DIR = Path(__file__).resolve().parent
 ENTRY_FILES = ("policy.pt", "policy.json", "config.yaml", "eval.csv", "learning_curve.png", "evaluation.md")
 """What a zoo entry holds (see the module docstring)."""
+README = "README.md"
+"""An entry's own description, written by hand: shipping a new version of the entry keeps it."""
 
 
 def entries(zoo_dir: Path | None = None) -> list[str]:
@@ -51,7 +54,7 @@ def summary(name: str, zoo_dir: Path | None = None) -> str:
 def ship(run_dir: str | os.PathLike, name: str, evaluation: str, zoo_dir: Path | None = None) -> Path:
     """Copy run `run_dir`'s final bundle (weights only), config, learning curve and `run.json` into zoo entry
     `name`, with `evaluation` (markdown) as its table; the entry is written as one unit (it replaces an older one
-    whole)."""
+    whole, but for the older one's hand-written `README.md`, which it keeps)."""
     run = Path(run_dir)
     final = run / "final"
     missing = [f for f in ("policy.pt", "policy.json") if not (final / f).is_file()]
@@ -59,6 +62,8 @@ def ship(run_dir: str | os.PathLike, name: str, evaluation: str, zoo_dir: Path |
         raise ValueError(f"{run} is not a finished run (needs config.yaml and final/policy.pt, final/policy.json)")
     target = (zoo_dir or ZOO_DIR) / name
     with files.staged_folder(target) as stage:
+        if (target / README).is_file():  # the older entry's, read after staged_folder recovered a cut swap
+            shutil.copyfile(target / README, stage / README)
         shutil.copyfile(final / "policy.pt", stage / "policy.pt")
         shutil.copyfile(final / "policy.json", stage / "policy.json")
         shutil.copyfile(run / "config.yaml", stage / "config.yaml")

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ...progress import Progress
 from ..config import RunConfig
 from .opponents import make_training_env
 
@@ -71,13 +72,18 @@ Actor = Callable[[np.ndarray, np.ndarray], int]
 
 
 def collect_demonstrations(
-    cfg: RunConfig, games: int, seed: int, actor: Actor | None = None, stream: int = 0
+    cfg: RunConfig,
+    games: int,
+    seed: int,
+    actor: Actor | None = None,
+    stream: int = 0,
+    progress: Callable[[int], None] | None = None,
 ) -> Demonstrations:
     """Play `games` games in the learner's seat of the training env; every decision labelled by the teacher.
 
     Without `actor` the teacher plays its own moves; with one, the actor's move is
     played and the teacher's is the label (DAgger). `stream` picks the deals: each
-    DAgger round has its own.
+    DAgger round has its own. `progress(1)` is called after each game.
     """
     from ...registry import make
 
@@ -122,6 +128,8 @@ def collect_demonstrations(
             running = r + cfg.algo.gamma * running
             episode_returns.append(running)
         return_list.extend(reversed(episode_returns))
+        if progress is not None:
+            progress(1)
     env.close()
     return Demonstrations(
         observations=np.asarray(obs_list, dtype=np.float32),
@@ -160,19 +168,47 @@ def policy_actor(model: Any) -> Actor:
     return act
 
 
-def imitate(model: Any, cfg: RunConfig, seed: int, say: Callable[[str], None] = print) -> dict[str, Any]:
-    """The whole warm start: the teacher's games, the fit, then the DAgger rounds; returns the figures."""
+def _silent(label: str, total: int, unit: str) -> Progress:
+    return Progress(label, total, unit, enabled=False)
+
+
+def imitate(
+    model: Any,
+    cfg: RunConfig,
+    seed: int,
+    say: Callable[[str], None] = print,
+    progress: Callable[[str, int, str], Progress] = _silent,
+) -> dict[str, Any]:
+    """The whole warm start: the teacher's games, the fit, then the DAgger rounds; returns the figures.
+
+    `say` gets a line as each part starts and ends; `progress(label, total, unit)` shows each part's progress
+    (`RunSession.progress`: a bar on a terminal, else a line every tenth).
+    """
     p = cfg.pretrain
-    parts = [collect_demonstrations(cfg, p.games, seed)]
-    figures = behaviour_clone(model, parts[0], cfg, seed)
+    against = ", ".join(o.spec for o in cfg.opponents)
+    say(f"imitation: playing {p.games} games of {p.teacher} against {against}")
+    with progress("imitation", p.games, "game") as bar:
+        parts = [collect_demonstrations(cfg, p.games, seed, progress=bar.update)]
     say(
-        f"imitation of {p.teacher}: {figures['decisions']} decisions, held-out accuracy {figures['held_out_accuracy']:.3f}"
+        f"imitation: {p.games} games played in {parts[0].seconds:.1f} s; fitting the network to their "
+        f"{len(parts[0].actions)} decisions ({p.epochs} epochs)"
+    )
+    with progress("imitation fit", p.epochs, "epoch") as bar:
+        figures = behaviour_clone(model, parts[0], cfg, seed, progress=bar.update)
+    say(
+        f"imitation of {p.teacher}: {figures['decisions']} decisions, held-out accuracy "
+        f"{figures['held_out_accuracy']:.3f} (fit in {figures['fit_seconds']:.1f} s)"
     )
     rounds = []
     for k in range(1, p.dagger_rounds + 1):
-        played = collect_demonstrations(cfg, p.dagger_games, seed, actor=policy_actor(model), stream=k)
+        say(f"DAgger round {k}: the learner plays {p.dagger_games} games, {p.teacher} labels its decisions")
+        with progress(f"DAgger round {k}", p.dagger_games, "game") as bar:
+            played = collect_demonstrations(
+                cfg, p.dagger_games, seed, actor=policy_actor(model), stream=k, progress=bar.update
+            )
         parts.append(played)
-        fit = behaviour_clone(model, Demonstrations.concatenate(parts), cfg, seed + k)
+        with progress(f"DAgger round {k} fit", p.epochs, "epoch") as bar:
+            fit = behaviour_clone(model, Demonstrations.concatenate(parts), cfg, seed + k, progress=bar.update)
         rounds.append({"round": k, "agreement": played.agreement, **fit})
         say(
             f"DAgger round {k}: the learner agreed with {p.teacher} on {played.agreement:.3f} of its own "
@@ -183,11 +219,13 @@ def imitate(model: Any, cfg: RunConfig, seed: int, say: Callable[[str], None] = 
     return figures
 
 
-def behaviour_clone(model: Any, data: Demonstrations, cfg: RunConfig, seed: int) -> dict[str, Any]:
+def behaviour_clone(
+    model: Any, data: Demonstrations, cfg: RunConfig, seed: int, progress: Callable[[int], None] | None = None
+) -> dict[str, Any]:
     """Fit the policy to the teacher's actions and the value head to the returns; returns the figures.
 
     A tenth of the decisions is held out to report how often the policy's most
-    probable move is the teacher's.
+    probable move is the teacher's. `progress(1)` is called after each epoch.
     """
     import torch
 
@@ -232,6 +270,8 @@ def behaviour_clone(model: Any, data: Demonstrations, cfg: RunConfig, seed: int)
             torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.algo.max_grad_norm)
             optimizer.step()
             losses.append(loss.item())
+        if progress is not None:
+            progress(1)
     policy.set_training_mode(False)
     with torch.no_grad():
         obs, masks, actions, returns = tensors(held)

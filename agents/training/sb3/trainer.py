@@ -23,7 +23,6 @@ run layer's (`agents.training.run`). The pieces:
 from __future__ import annotations
 
 import random
-import sys
 import time
 from collections import deque
 from functools import partial
@@ -277,7 +276,7 @@ class SB3Trainer:
         """The imitation warm start of a new run (`pretrain.teacher`), figures in pretrain.json."""
         from .pretrain import imitate
 
-        figures = imitate(self.model, self.cfg, self.cfg.seed, say=self.session.say)
+        figures = imitate(self.model, self.cfg, self.cfg.seed, say=self.session.say, progress=self.session.progress)
         files.write_json(self.session.folder / "pretrain.json", figures)
 
     def snapshot(self, step: int) -> None:
@@ -345,26 +344,23 @@ class RunCallback(BaseCallback):
 
     def _on_training_start(self) -> None:
         cfg = self.session.cfg
-        if cfg.train.progress_bar and not self.session.quiet:
-            from tqdm import tqdm
+        # Training stops at the first whole rollout past total_timesteps.
+        rollout = cfg.algo.n_steps * self.training_env.num_envs
+        total = -(-cfg.train.total_timesteps // rollout) * rollout
+        start = int(self.model.num_timesteps)
+        against = ", ".join(o.spec for o in cfg.opponents) + (" and the league" if cfg.league.enabled else "")
+        self.session.say(
+            f"training: MaskablePPO for {total - start} steps against {against}"
+            + (f" (from step {start})" if start else "")
+        )
+        self.bar = self.session.progress(
+            "training", total, "step", show=cfg.train.progress_bar, initial=start, unit_scale=True, smoothing=0.1
+        )
 
-            # Training stops at the first whole rollout past total_timesteps.
-            rollout = cfg.algo.n_steps * self.training_env.num_envs
-            self.bar = tqdm(
-                total=-(-cfg.train.total_timesteps // rollout) * rollout,
-                initial=self.model.num_timesteps,
-                unit="step",
-                unit_scale=True,
-                dynamic_ncols=True,
-                desc=cfg.name,
-                smoothing=0.1,
-                file=sys.stderr,
-            )
+        def show(rows) -> None:
+            self.bar.postfix(" ".join(f"{r.opponent} {r.win_rate:.2f}" for r in rows))
 
-            def show(rows) -> None:
-                self.bar.set_postfix_str(" ".join(f"{r.opponent} {r.win_rate:.2f}" for r in rows), refresh=True)
-
-            self.session.on_eval = show
+        self.session.on_eval = show
 
     def _on_rollout_start(self) -> None:
         step = int(self.model.num_timesteps)
@@ -402,6 +398,8 @@ class RunCallback(BaseCallback):
 
     def _on_training_end(self) -> None:
         if self.bar is not None:
-            self.bar.close()
+            steps = self.bar.done - self.bar.initial
+            seconds = self.bar.close()
             self.bar = None
             self.session.on_eval = None
+            self.session.say(f"training: {steps} steps in {seconds:.1f} s ({steps / max(seconds, 1e-9):.0f} steps/s)")
