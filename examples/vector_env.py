@@ -43,12 +43,14 @@ def main(argv: list[str] | None = None) -> dict:
     rng = np.random.default_rng(args.seed)
     _, infos = envs.reset(seed=args.seed)
     totals, wins, steps = [], 0, 0
+    resetting = np.zeros(args.num_envs, dtype=bool)  # the games whose episode ended in the last step
     start = time.perf_counter()
     while len(totals) < args.games:
-        masks = infos["action_mask"]
-        actions = np.argmax(rng.random(masks.shape) * masks + 1e-9, axis=1)  # any action where a game just ended
-        _, _, terminated, _, infos = envs.step(actions)
-        steps += int(masks.any(axis=1).sum())
+        masks = infos["action_mask"]  # a game that just ended allows only RESET_ACTION: its action is ignored
+        actions = np.argmax((1 + rng.random(masks.shape)) * masks, axis=1)  # a uniform legal move of each game
+        _, _, terminated, truncated, infos = envs.step(actions)
+        steps += int((~resetting).sum())  # learner moves: the resetting games made none
+        resetting = terminated | truncated
         for i in np.flatnonzero(terminated & infos.get("_totals", np.zeros(args.num_envs, dtype=bool))):
             mine = infos["totals"][i][infos["seat"][i]]
             totals.append(int(mine))

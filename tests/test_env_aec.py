@@ -97,7 +97,7 @@ def test_metadata_and_agents():
     aec = env(num_players=5)
     aec.reset(seed=0)
     assert aec.metadata["name"] == "quiddler_v0"
-    assert set(aec.metadata["render_modes"]) == {"human", "ansi"}
+    assert set(aec.metadata["render_modes"]) == {"human", "ansi", "rgb_array"}
     assert aec.metadata["is_parallelizable"] is False
     assert aec.possible_agents == [f"player_{i}" for i in range(5)]
     assert aec.agent_selection == "player_0"  # the first dealer is the last seat
@@ -118,8 +118,8 @@ def test_docstring_observation_table_is_the_encoding_table():
     rows = table(observation.__doc__)
     assert len(rows) == len(observation_layout(2).slices)
     assert table(quiddler_v0.__doc__) == rows
-    readme = (REPO / "README.md").read_text()
-    assert all(row in readme for row in rows), "README's Environments section lacks the observation table"
+    page = (REPO / "docs" / "observations.md").read_text(encoding="utf-8")
+    assert all(row in page for row in rows), "docs/observations.md lacks the observation table"
 
 
 # -- observations -------------------------------------------------------------------------------
@@ -443,7 +443,7 @@ def test_keyword_options_override_the_file(tmp_path):
     [
         ({"reward_mode": "points"}, "'reward_mode': bad value 'points'"),
         ({"reward_scale": 0}, "'reward_scale': bad value 0"),
-        ({"render_mode": "rgb_array"}, "'render_mode': bad value 'rgb_array'"),
+        ({"render_mode": "rgb"}, "'render_mode': bad value 'rgb'"),
         ({"render_view": "player_9"}, "'render_view': bad value 'player_9'"),
         ({"max_cycles": 0}, "'max_cycles': bad value 0"),
         ({"num_players": 9}, "'num_players': bad value 9"),

@@ -58,6 +58,7 @@ def test_every_option_is_declared_once_with_a_default_a_doc_and_a_check():
         "learner_seat",
         "opponents",
         "illegal_reward",
+        "infos",
     )
     assert common.env_option_names("solitaire") == ("render_mode", "illegal_action")
     assert common.env_option_names("vector") == (
@@ -69,6 +70,7 @@ def test_every_option_is_declared_once_with_a_default_a_doc_and_a_check():
         "slot_offset",
         "autoreset_mode",
         "illegal_reward",
+        "infos",
     )
     assert common.env_option_defaults("aec") == common.ENV_OPTION_DEFAULTS
     assert common.env_option_defaults("gym") == gym_env.GYM_OPTION_DEFAULTS
@@ -90,6 +92,7 @@ def test_check_env_options_fills_defaults_and_resolves_values():
         "learner_seat": 0,
         "opponents": None,
         "illegal_reward": -1.0,
+        "infos": "full",
     }
     assert common.check_env_options("solitaire", {}, QuiddlerConfig()) == {
         "render_mode": None,
@@ -97,6 +100,7 @@ def test_check_env_options_fills_defaults_and_resolves_values():
     }
     policy = gym_env.UniformRandomPolicy()
     assert common.check_env_options("gym", {"opponents": policy}, RULES)["opponents"] == [policy, policy]
+    assert common.check_env_options("gym", {"opponents": "greedy"}, RULES)["opponents"] == ["greedy", "greedy"]
     with pytest.raises(
         ValueError, match=r"unknown option\(s\) 'learner_seat' of a aec env; known options: reward_mode"
     ):

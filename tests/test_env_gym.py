@@ -263,3 +263,192 @@ def test_selfplay_rewards_add_up_to_every_seats_total():
     other = "player_1" if ender == "player_0" else "player_0"
     pending = env.aec._cumulative_rewards[other]
     assert per_agent[other] + pending == pytest.approx(game.totals[int(other[-1])] / 100)
+
+
+# -- the conventions researchers rely on (issue 43) ------------------------------------------------------
+
+
+def trajectory(env, seed, steps=None):
+    """One episode of random legal learner moves from a generator of `seed`: the observations and rewards."""
+    rng = np.random.default_rng(seed)
+    obs, info = env.reset(seed=seed)
+    out = [obs]
+    while steps is None or len(out) <= steps:
+        obs, reward, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        out += [obs, reward]
+        if terminated or truncated:
+            break
+    return out
+
+
+def same(a, b):
+    return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+
+
+def test_opponents_by_agent_spec_strings_one_agent_per_seat_seeded_by_the_env():
+    from quiddler_agents.registry import make as make_agent
+
+    env = gym.make("Quiddler-v0", num_players=3, opponents="greedy", **SHORT)
+    opponents = env.unwrapped.opponents
+    assert [type(p).__name__ for p in opponents] == ["GreedyAgent", "GreedyAgent"] and opponents[0] is not opponents[1]
+    # The string plays as the registry's agent passed as an object, and the env's seed fixes the whole game.
+    built = gym.make("Quiddler-v0", num_players=3, opponents=[make_agent("greedy"), make_agent("greedy")], **SHORT)
+    first = trajectory(env, 4)
+    assert same(first, trajectory(built, 4)) and same(first, trajectory(env, 4))
+    assert same(first, trajectory(gym.make("Quiddler-v0", num_players=3, opponents="greedy", **SHORT), 4))
+    assert not same(first, trajectory(env, 5))
+    # A list mixes specs (with parameters) and objects; specs are checked with the registry's message.
+    mixed = QuiddlerEnv(num_players=3, opponents=["expert:samples=4", UniformRandomPolicy()], **SHORT)
+    assert type(mixed.opponents[0]).__name__ == "ExpertAgent" and isinstance(mixed.opponents[1], UniformRandomPolicy)
+    assert same(trajectory(mixed, 2), trajectory(mixed, 2))
+    with pytest.raises(ValueError, match="option 'opponents': unknown agent 'gredy'"):
+        gym.make("Quiddler-v0", opponents="gredy")
+    with pytest.raises(ValueError, match="option 'opponents': entry 1 .* neither an agent spec nor a policy"):
+        QuiddlerEnv(num_players=3, opponents=["greedy", 3])
+
+
+def test_features_gym_on_string_opponents():
+    from quiddler_env.wrappers import FeaturesGym
+
+    env = FeaturesGym(gym.make("Quiddler-v0", opponents="greedy", **SHORT))
+    obs, info = env.reset(seed=0)
+    assert env.observation_space.contains(obs) and obs.shape[0] > observation_layout(2).size
+    assert np.array_equal(env.action_masks(), info["action_mask"].astype(bool))
+    obs, *_ = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    assert env.observation_space.contains(obs)
+
+
+class IllegalCount(gym.Wrapper):
+    """One more wrapper over `gym.make`'s, counting the illegal learner actions."""
+
+    def __init__(self, env):
+        super().__init__(env)
+        self.illegal = self.steps = 0
+
+    def step(self, action):
+        out = self.env.step(action)
+        self.illegal += bool(out[-1].get("illegal_action"))
+        self.steps += 1
+        return out
+
+
+def test_masks_through_gym_make_wrappers():
+    env = gym.make("Quiddler-v0", num_players=3, **SHORT)
+    _, info = env.reset(seed=0)
+    for _ in range(20):
+        mask = info["action_mask"].astype(bool)
+        assert np.array_equal(env.get_wrapper_attr("action_masks")(), mask)  # Gymnasium 1.x: through the wrappers
+        assert np.array_equal(env.unwrapped.action_masks(), mask)
+        _, _, terminated, truncated, info = env.step(int(np.flatnonzero(mask)[0]))
+        if terminated or truncated:
+            break
+
+
+def test_maskable_ppo_on_gym_make_reads_the_envs_masks():
+    from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    venv = DummyVecEnv([lambda: IllegalCount(gym.make("Quiddler-v0", **SHORT)) for _ in range(2)])
+    assert is_masking_supported(venv)
+    venv.seed(0)
+    venv.reset()
+    expected = np.stack([e.unwrapped.action_masks() for e in venv.envs])
+    assert np.array_equal(get_action_masks(venv), expected) and expected.any(axis=1).all()
+    model = MaskablePPO("MlpPolicy", venv, n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    model.learn(total_timesteps=256)
+    # Every move the model made was legal: unmasked, most of its 64 actions would end the game as illegal.
+    assert sum(e.steps for e in venv.envs) >= 256 and sum(e.illegal for e in venv.envs) == 0
+
+
+def test_the_learners_mask_is_empty_only_once_the_episode_is_over():
+    env = gym.make("Quiddler-v0", num_players=3, learner_seat="random", **SHORT)
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        _, info = env.reset(seed=seed)
+        while True:
+            assert info["action_mask"].any()
+            _, _, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+            if terminated or truncated:
+                assert not info["action_mask"].any()  # documented: no move after the end; the user resets
+                break
+        assert env.reset(seed=seed + 10)[1]["action_mask"].any()
+
+
+def flat_game(env, seed):
+    """The infos of one game with `infos="flat"` (the reset's first), random legal learner moves."""
+    rng = np.random.default_rng(seed)
+    _, info = env.reset(seed=seed)
+    infos, results = [info], []
+    while True:
+        _, _, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        infos.append(info)
+        if info["round_ended"]:
+            results.append(env.unwrapped.last_round_results())
+        if terminated or truncated:
+            return infos, results
+
+
+def test_flat_infos_have_the_same_keys_and_shapes_every_step_and_stack():
+    from quiddler_env.envs.gym_env import FLAT_INFO_KEYS
+
+    env = gym.make("Quiddler-v0", num_players=3, learner_seat="random", infos="flat", **SHORT)
+    check_env(env.unwrapped, skip_render_check=True)
+    for seed in range(2):
+        infos, results = flat_game(env, seed)
+        infos.append(env.unwrapped._flat_info(illegal=True))  # (the form of an illegal step's info)
+        for key in FLAT_INFO_KEYS:
+            values = [np.asarray(info[key]) for info in infos]
+            assert all(set(info) == set(FLAT_INFO_KEYS) for info in infos)
+            assert len({(v.shape, v.dtype) for v in values}) == 1, key
+            assert np.stack(values).shape == (len(infos), *values[0].shape)
+            assert np.issubdtype(values[0].dtype, np.number) or values[0].dtype == np.bool_
+        infos.pop()
+        game = env.unwrapped.game
+        assert [info["round"] for info in infos if info["round_ended"]] == [1, 2, 3] and len(results) == 3
+        for info, result in zip([i for i in infos if i["round_ended"]], results, strict=True):
+            assert info["round_scores"].tolist() == [r["round_score"] for r in result]
+            assert info["round_bonuses"].tolist() == [sum(r["bonuses"].values()) for r in result]
+            assert info["totals"].tolist() == [r["total"] for r in result]
+        assert not any(i["round_scores"].any() for i in infos if not i["round_ended"])
+        assert infos[-1]["totals"].tolist() == game.totals and infos[-1]["winner_count"] == len(game.winners())
+        assert all(i["winner_count"] == 0 for i in infos[:-1]) and not any(i["illegal_action"] for i in infos)
+        assert env.unwrapped.last_round_results() == [r.to_dict() for r in game.round_history[-1]]
+    # An illegal action's info is flat too; the default infos are the full ones, as before.
+    env.reset(seed=0)
+    info = env.step(63)[-1]
+    assert set(info) == set(FLAT_INFO_KEYS) and info["illegal_action"] and not info["action_mask"].any()
+    full = gym.make("Quiddler-v0", num_players=3, **SHORT)
+    assert full.unwrapped.infos == "full" and full.unwrapped.last_round_results() == []
+    _, info, _ = play(full.unwrapped, 0)
+    assert {"round", "round_result", "winners"} <= set(info)
+    with pytest.raises(ValueError, match="option 'infos': bad value 'ragged'; allowed: full, flat"):
+        gym.make("Quiddler-v0", infos="ragged")
+
+
+def test_tianshou_collects_quiddler_v0_with_flat_infos():
+    pytest.importorskip("tianshou")
+    from tianshou.algorithm.algorithm_base import Policy
+    from tianshou.data import Batch, Collector, CollectStats, VectorReplayBuffer
+    from tianshou.env import DummyVectorEnv
+
+    class MaskedRandom(Policy):
+        """Uniform over the legal moves, read from the stacked infos."""
+
+        def forward(self, batch, state=None, **kwargs):
+            masks = np.asarray(batch.info.action_mask)
+            return Batch(act=np.array([np.flatnonzero(m)[len(np.flatnonzero(m)) // 2] for m in masks]), state=state)
+
+    def make():
+        return gym.make("Quiddler-v0", num_players=3, learner_seat="random", infos="flat", **SHORT)
+
+    envs = DummyVectorEnv([make for _ in range(3)])
+    envs.seed(0)
+    collector = Collector[CollectStats](
+        MaskedRandom(action_space=make().action_space), envs, VectorReplayBuffer(3000, 3)
+    )
+    collector.reset()
+    stats = collector.collect(n_episode=6)
+    assert stats.n_collected_episodes >= 6
+    info = collector.buffer.info
+    assert info.round_scores.shape[1:] == (3,) and info.action_mask.shape[1:] == (64,)
+    assert not np.asarray(info.illegal_action).any()

@@ -12,7 +12,7 @@ from quiddler_env.core.batch import StreamGenerator, game_seed, learner_seats
 from quiddler_env.core.game import QuiddlerGame
 from quiddler_env.envs.common import IllegalActionError
 from quiddler_env.envs.observation import encode_observation, observation_layout
-from quiddler_env.envs.vector_env import OpponentMix, QuiddlerVectorEnv
+from quiddler_env.envs.vector_env import RESET_ACTION, OpponentMix, QuiddlerVectorEnv
 
 
 def make(num_envs=4, **options):
@@ -160,7 +160,7 @@ def test_next_step_autoreset_resets_on_the_step_after_the_end():
         records[1:], records[2:], strict=False
     ):
         for i in np.flatnonzero(terminated):
-            assert not infos["action_mask"][i].any()  # the ended episode has no legal move
+            assert np.flatnonzero(infos["action_mask"][i]).tolist() == [RESET_ACTION]  # the reset mask
             assert rewards[i] == 0.0 and not term2[i] and not trunc2[i]
             v = observation_layout(2).view(obs[i])
             assert v["round"][0] == pytest.approx(1 / 8) and v["totals"].sum() == 0  # a new game
@@ -180,6 +180,7 @@ def test_same_step_autoreset_returns_the_final_observation_in_infos():
             assert final["round"][0] == pytest.approx(1.0)  # the last round
             assert observation_layout(2).view(obs[i])["round"][0] == pytest.approx(1 / 8)
             assert infos["final_info"]["_totals"][i]
+            assert not infos["final_info"]["action_mask"][i].any()  # the ended game has no legal move
             assert infos["action_mask"][i].any()
             seen += 1
     assert seen >= 2
@@ -326,3 +327,67 @@ def test_step_infos_hold_each_games_round_figures_where_flagged_and_zeros_elsewh
             assert np.array_equal(infos["winner_count"][over], (totals == totals.max(axis=1, keepdims=True)).sum(1))
             assert not infos["totals"][~over].any() and not infos["winner_count"][~over].any()
     assert rounds > 50 and finals > 2
+
+
+class FirstLegalBatched:
+    """A Python opponent with `act_batch`: the first legal move of each game, in one call."""
+
+    def act(self, observation, action_mask):
+        return int(np.argmax(action_mask))
+
+    def act_batch(self, observations, masks):
+        return np.argmax(masks, axis=1)
+
+
+@pytest.mark.parametrize(
+    "opponents",
+    ["greedy", [OpponentMix([("random", 1), ("greedy", 1)])], FirstLegalBatched()],
+    ids=["compiled", "compiled-mix", "python"],
+)
+def test_no_mask_row_is_ever_all_zero_and_the_reset_rows_ignore_their_action(opponents):
+    """N=256 games of random play: every row of every mask allows a move (the rows of the games that just ended
+    only `RESET_ACTION`), a uniform sampler over the legal moves never fails, and on the reset step any action,
+    even an illegal one, changes nothing: a twin env given 63 on those rows plays exactly the same."""
+    n_envs, steps = 256, 300
+    envs, twin = (make(n_envs, opponents=opponents, hand_sizes=[3, 4]) for _ in range(2))
+    _, infos = envs.reset(seed=11)
+    _, twin_infos = twin.reset(seed=11)
+    rng = np.random.default_rng(0)
+    ended = np.zeros(n_envs, dtype=bool)
+    resets = 0
+    for _ in range(steps):
+        masks = infos["action_mask"]
+        assert masks.any(axis=1).all() and envs.action_masks().any(axis=1).all()
+        assert np.array_equal(masks, twin_infos["action_mask"])
+        rows = np.flatnonzero(ended)
+        assert (masks[rows, RESET_ACTION] == 1).all() and (masks[rows].sum(axis=1) == 1).all()
+        actions = np.array([np.flatnonzero(m)[rng.integers(np.count_nonzero(m))] for m in masks])  # uniform, legal
+        twin_actions = actions.copy()
+        twin_actions[rows] = 63  # never legal at a game's start: ignored all the same
+        obs, rewards, terminated, truncated, infos = envs.step(actions)
+        twin_obs, twin_rewards, twin_term, twin_trunc, twin_infos = twin.step(twin_actions)
+        assert np.array_equal(obs, twin_obs) and np.array_equal(rewards, twin_rewards)
+        assert np.array_equal(terminated, twin_term) and np.array_equal(truncated, twin_trunc)
+        assert not infos.get("illegal_action", np.zeros(n_envs, bool)).any()
+        assert not twin_infos.get("illegal_action", np.zeros(n_envs, bool)).any()
+        assert not rewards[rows].any() and not terminated[rows].any()  # the reset step: a new game, no reward
+        resets += rows.size
+        ended = terminated | truncated
+    assert resets > n_envs  # every game ended at least once on average
+
+
+@pytest.mark.parametrize("opponents", ["random", FirstLegal()], ids=["compiled", "python"])
+def test_flat_infos_keep_every_key_in_every_step(opponents):
+    envs = make(8, opponents=opponents, hand_sizes=[3, 4], infos="flat")
+    full = make(8, opponents=opponents, hand_sizes=[3, 4])
+    records, plain = play(envs, 120), play(full, 120)
+    keys = set(records[0][-1])
+    assert {"round_scores", "totals", "winner_count", "illegal_action", "_illegal_action"} <= keys
+    for (_, _, _, _, infos), (_, _, _, _, same) in zip(records, plain, strict=True):
+        assert set(infos) == keys and {k: np.shape(v) for k, v in infos.items()} == {
+            k: np.shape(v) for k, v in records[0][-1].items()
+        }
+        for key, value in same.items():  # where the full infos have a key, the flat ones agree
+            assert np.array_equal(infos[key], value), key
+        for key in set(infos) - set(same):  # and where they do not, nothing happened
+            assert not np.asarray(infos[key]).any(), key

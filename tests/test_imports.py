@@ -159,3 +159,27 @@ def test_the_agents_package_imports_itself_relatively():
 
 
 INSTALLED = {"agents", "quiddler_agents"}
+
+
+def test_the_envs_reach_the_agents_package_in_one_place_only_lazily():
+    """`Quiddler-v0` builds opponents given as agent spec strings ("greedy") with the agents' registry: the one
+    import of the agents package in quiddler_env (by its installed name, which the graph above does not read), inside
+    a function, so `import quiddler_env` and every env with policy objects never load it."""
+    found = []
+    for path in sorted((ROOT / "quiddler_env").rglob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            else:
+                continue
+            if any(n.split(".")[0] in INSTALLED for n in names):
+                scope = node
+                while scope in parents and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    scope = parents[scope]
+                function = scope.name if isinstance(scope, ast.FunctionDef) else None
+                found.append((path.relative_to(ROOT).as_posix(), function, names))
+    assert found == [("quiddler_env/envs/gym_env.py", "build_opponents", ["quiddler_agents"])]

@@ -68,3 +68,45 @@ def test_a_path_or_an_unknown_name_is_not_looked_up(tmp_path, monkeypatch):
     assert resolve_config_path("configs/quickstart.yaml") == Path("configs/quickstart.yaml")
     (tmp_path / "quickstart.yaml").write_text("name: mine\n")
     assert resolve_config_path("quickstart.yaml") == Path("quickstart.yaml")  # a local file wins
+
+
+def test_the_shipped_env_configs_are_found_by_name_from_any_folder(tmp_path, monkeypatch):
+    import quiddler_env
+    from quiddler_env.core.config import QuiddlerConfig
+    from quiddler_env.envs import common
+    from quiddler_env.envs.gym_env import QuiddlerEnv
+
+    monkeypatch.chdir(tmp_path)  # outside the checkout
+    assert common.shipped_env_configs() == sorted(p.stem for p in (ROOT / "configs" / "env").glob("*.yaml"))
+    assert common.env_config_path("default") == ROOT / "configs" / "env" / "default.yaml"
+    assert common.env_config_path("default.yaml") == ROOT / "configs" / "env" / "default.yaml"
+    plain = QuiddlerEnv().config
+    assert QuiddlerEnv(config="default").config == plain == QuiddlerConfig()
+    assert quiddler_env.env(config="default", num_players=3).unwrapped.config.num_players == 3
+    assert QuiddlerEnv(config="default.yaml").config == plain
+    # A name that is no shipped config: one line naming the shipped ones; a missing path names them too.
+    with pytest.raises(ValueError, match=r"^env config 'defualt': no such file, .* \(shipped: default\)$"):
+        QuiddlerEnv(config="defualt")
+    with pytest.raises(ValueError, match=r"env config file configs/env/default\.yaml does not exist .*'default'"):
+        QuiddlerEnv(config="configs/env/default.yaml")
+    # A path that exists is used as a path: a local file wins over the shipped one of its name.
+    (tmp_path / "default.yaml").write_text("num_players: 4\n")
+    assert QuiddlerEnv(config="default.yaml").config.num_players == 4
+    assert QuiddlerEnv(config=tmp_path / "default.yaml").config.num_players == 4
+    assert QuiddlerEnv(config="default").config.num_players == 2  # a bare name without .yaml: the shipped one
+
+
+def test_the_env_configs_ship_in_the_wheel_where_the_env_finds_them(tmp_path, monkeypatch):
+    """The wheel installs `configs/` as `quiddler_agents/configs` beside `quiddler_env/` (pyproject's package-dir and
+    package-data): the env finds `env/*.yaml` there by its own location, importing nothing of quiddler_agents."""
+    from quiddler_env.envs import common
+
+    assert "env/*.yaml" in PYPROJECT["tool"]["setuptools"]["package-data"]["quiddler_agents.configs"]
+    site = tmp_path / "site-packages"
+    (site / "quiddler_env" / "envs").mkdir(parents=True)
+    (site / "quiddler_agents" / "configs" / "env").mkdir(parents=True)
+    (site / "quiddler_agents" / "configs" / "env" / "default.yaml").write_text("num_players: 5\n")
+    monkeypatch.setattr(common, "__file__", str(site / "quiddler_env" / "envs" / "common.py"))
+    monkeypatch.chdir(tmp_path)
+    assert common.env_config_path("default") == site / "quiddler_agents" / "configs" / "env" / "default.yaml"
+    assert common.resolve_options("default", {}, "gym")[0].num_players == 5

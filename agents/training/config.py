@@ -63,9 +63,12 @@ from .checks import (
 )
 
 VEC_ENVS = ("auto", "dummy", "subproc", "batched")
-RUN_ENV_OPTIONS = tuple(n for n in env_option_names("gym") if n not in ("opponents", "render_mode", "render_view"))
+RUN_ENV_OPTIONS = tuple(
+    n for n in env_option_names("gym") if n not in ("opponents", "render_mode", "render_view", "infos")
+)
 """The options of `Quiddler-v0` a run may set besides the rules (derived from the env's own table; the opponents
-have their own section, rendering is not for training). A backend adds its own (`ENV_OPTIONS` of its config)."""
+have their own section, rendering is not for training, and training reads the full infos: winners, round results).
+A backend adds its own (`ENV_OPTIONS` of its config)."""
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,10 @@ NOT_A_BOT = -1
 RANDOM, GREEDY = 0, 1
 BOT_CODES = {"random": RANDOM, "greedy": GREEDY}
 """The agent specs the batched engine plays itself."""
+RESET_ACTION = 0
+"""The one action the vector env's mask allows in a game whose episode ended in the step: under next-step
+autoreset its next action is ignored while it resets, and a mask with a legal action keeps every masked sampler
+(and `np.flatnonzero(mask)[0]`) working."""
 
 
 @njit(cache=True, nogil=True)
@@ -307,7 +311,8 @@ def vector_step(
     else it is played, then the bots up to the learner's next move (`play_bots`), and rewards[i] is the
     learner's `learner_reward`, terminated[i] whether the game is over, truncated[i] whether it reached
     `max_cycles` steps (0: no cap), round_ended[i] whether a round ended and over[i] whether the game ended
-    (not by an illegal action). Then the game's mask goes into masks[i] (all zero if its episode ended), the
+    (not by an illegal action). Then the game's mask goes into masks[i] (if its episode ended: only
+    `RESET_ACTION`), the
     learner's observation into obs[i] and its infos' figures into figures (scores, bonuses, totals, winners:
     `K.figures_row`), while the game's rows are in the cache."""
     seats, bots, moves, steps, masks, obs, rewards, terminated, truncated, illegal, round_ended, over = borrow(
@@ -349,6 +354,7 @@ def vector_step(
         K.mask_row(i, masks[i], cards, ints, go, L, R, S)
         if terminated[i] or truncated[i]:
             masks[i, :] = 0
+            masks[i, RESET_ACTION] = 1
         K.observe_row(i, seats[i], obs[i], cards, ints, L, R, SL)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,8 @@ REWARD_MODES = ("round_score", "relative", "lead", "win_loss")
 DEFAULT_REWARD_SCALE = {"round_score": 0.01, "relative": 0.01, "lead": 0.01, "win_loss": 1.0}
 """Round points are divided by 100 so a round's reward is about -1..2; a game result is +1/0/-1."""
 RENDER_MODES = ("human", "ansi")
+AEC_RENDER_MODES = (*RENDER_MODES, "rgb_array")
+"""The AEC env's (and `SelfPlayEnv`'s): the text modes and "rgb_array", the table as an image (`render_image`)."""
 ILLEGAL_ACTION_MODES = ("terminate", "raise")
 ENV_KINDS = ("aec", "gym", "solitaire", "vector")
 """aec: `quiddler_v0.raw_env` / `env()` (and `SelfPlayEnv`); gym: `Quiddler-v0`; solitaire: `QuiddlerSolitaire-v0`;
@@ -117,11 +120,9 @@ def check_reward_options(mode: Any, scale: Any) -> float:
     return float(scale)
 
 
-def check_render_mode(render_mode: Any) -> str | None:
-    if render_mode is not None and render_mode not in RENDER_MODES:
-        raise RenderModeError(
-            f"option 'render_mode': bad value {render_mode!r}; allowed: None, {', '.join(RENDER_MODES)}"
-        )
+def check_render_mode(render_mode: Any, modes: Sequence[str] = RENDER_MODES) -> str | None:
+    if render_mode is not None and render_mode not in modes:
+        raise RenderModeError(f"option 'render_mode': bad value {render_mode!r}; allowed: None, {', '.join(modes)}")
     return render_mode
 
 
@@ -158,11 +159,13 @@ def check_learner_seat(seat: Any, num_players: int) -> int | str:
 
 
 def check_opponents(opponents: Any, num_players: int) -> list[Any] | None:
-    """None (the env's default policies), one policy for every opponent seat, or a list of one per seat."""
+    """None (the env's default policies), one entry for every opponent seat, or a list of one per seat; an entry
+    is a policy (`act(observation, action_mask)`) or an agent spec string, which `Quiddler-v0` builds
+    (`gym_env.build_opponents`; a bad spec is refused there, naming the known ones)."""
     n = num_players
     if opponents is None:
         return None
-    if callable(getattr(opponents, "act", None)):
+    if callable(getattr(opponents, "act", None)) or (isinstance(opponents, str) and opponents.strip()):
         return [opponents] * (n - 1)
     if isinstance(opponents, Sequence) and not isinstance(opponents, str):
         policies = list(opponents)
@@ -171,13 +174,25 @@ def check_opponents(opponents: Any, num_players: int) -> list[Any] | None:
                 f"option 'opponents': {len(policies)} policies given for {n - 1} opponent seat(s) of a {n}-player game"
             )
         for i, p in enumerate(policies):
-            if not callable(getattr(p, "act", None)):
-                raise ValueError(f"option 'opponents': entry {i} ({p!r}) has no act(observation, action_mask)")
+            if not callable(getattr(p, "act", None)) and not (isinstance(p, str) and p.strip()):
+                raise ValueError(
+                    f"option 'opponents': entry {i} ({p!r}) is neither an agent spec nor a policy with "
+                    "act(observation, action_mask)"
+                )
         return policies
     raise ValueError(
-        f"option 'opponents': bad value {opponents!r}; allowed: None, a policy with act(observation, "
-        "action_mask), or a list of one per opponent seat"
+        f"option 'opponents': bad value {opponents!r}; allowed: None, an agent spec ('greedy', 'expert:samples=8', "
+        "...), a policy with act(observation, action_mask), or a list of one per opponent seat"
     )
+
+
+INFO_MODES = ("full", "flat")
+
+
+def check_infos(value: Any) -> str:
+    if not isinstance(value, str) or value not in INFO_MODES:
+        raise ValueError(f"option 'infos': bad value {value!r}; allowed: {', '.join(INFO_MODES)}")
+    return value
 
 
 def check_slot_offset(value: Any) -> int:
@@ -303,9 +318,11 @@ ENV_OPTIONS: tuple[EnvOption, ...] = (
     EnvOption(
         "render_mode",
         None,
-        "None, 'ansi' (render() returns the text table) or 'human' (prints it after every step)",
+        "None, 'ansi' (render() returns the text table) or 'human' (prints it after every step); the AEC env "
+        "also 'rgb_array' (the table as an RGB image)",
         lambda v, cfg, opts: check_render_mode(v),
         ("aec", "gym", "solitaire"),
+        {"aec": lambda v, cfg, opts: check_render_mode(v, AEC_RENDER_MODES)},
     ),
     EnvOption(
         "render_view",
@@ -331,8 +348,9 @@ ENV_OPTIONS: tuple[EnvOption, ...] = (
     EnvOption(
         "opponents",
         None,
-        "the policies of the other seats: one object with act(observation, action_mask), or one per seat; "
-        "None: uniform random (the vector env also takes 'random' and 'greedy', its compiled bots, and OpponentMix)",
+        "the policies of the other seats: one for every seat or a list of one per seat, each an object with "
+        "act(observation, action_mask) or (gym) an agent spec such as 'greedy' or 'expert:samples=8'; None: uniform "
+        "random (the vector env takes 'random' and 'greedy', its compiled bots, policy objects and OpponentMix)",
         lambda v, cfg, opts: check_opponents(v, cfg.num_players),
         ("gym", "vector"),
         {"vector": lambda v, cfg, opts: check_vector_opponents(v, cfg.num_players)},
@@ -357,6 +375,15 @@ ENV_OPTIONS: tuple[EnvOption, ...] = (
         -1.0,
         "the learner's reward for an illegal action, which ends the episode",
         lambda v, cfg, opts: check_illegal_reward(v),
+        ("gym", "vector"),
+    ),
+    EnvOption(
+        "infos",
+        "full",
+        "full: the round's results (ragged word lists) at a round end, winners at the end (vector: keys only in the "
+        "steps that have them); flat: the same keys every step, numbers and fixed-length arrays, which collectors "
+        "can stack (the words: last_round_results())",
+        lambda v, cfg, opts: check_infos(v),
         ("gym", "vector"),
     ),
     EnvOption(
@@ -407,6 +434,44 @@ def check_env_options(kind: str, options: Mapping[str, Any], config: QuiddlerCon
     return resolved
 
 
+def shipped_env_config_dir() -> Path | None:
+    """The folder of the shipped env configs: the checkout's `configs/env/`, or where the wheel installs that
+    folder (`quiddler_agents/configs/env/` beside `quiddler_env/`; data only, nothing of that package is imported)."""
+    root = Path(__file__).resolve().parents[2]  # the checkout, or site-packages
+    for folder in (root / "quiddler_agents" / "configs" / "env", root / "configs" / "env"):
+        if (folder / "default.yaml").is_file():
+            return folder
+    return None
+
+
+def shipped_env_configs() -> list[str]:
+    """The names of the shipped env configs (`config="default"`)."""
+    folder = shipped_env_config_dir()
+    return sorted(p.stem for p in folder.glob("*.yaml")) if folder else []
+
+
+def env_config_path(config: str | os.PathLike) -> Path:
+    """`config` itself when it is a file or names a folder (then it must exist: a ValueError naming the shipped
+    configs otherwise); a bare name (`default`, `default.yaml`) that is no file here is the shipped env config of
+    that name, else a ValueError listing them."""
+    given = Path(config)
+    if given.is_file() or given.parent != Path("."):
+        if not os.path.lexists(given):
+            raise ValueError(
+                f"env config file {given} does not exist (the shipped env configs go by name: "
+                f"{', '.join(map(repr, shipped_env_configs())) or 'none'})"
+            )
+        return given
+    folder = shipped_env_config_dir()
+    shipped = folder / f"{given.stem}.yaml" if folder and given.suffix in ("", ".yaml") else None
+    if shipped is not None and shipped.is_file():
+        return shipped
+    raise ValueError(
+        f"env config {str(config)!r}: no such file, and no shipped env config of that name "
+        f"(shipped: {', '.join(shipped_env_configs()) or 'none'})"
+    )
+
+
 ENV_OPTION_DEFAULTS: dict[str, Any] = env_option_defaults("aec")
 """The AEC env's options and defaults (from `ENV_OPTIONS`; None scale: the mode's default)."""
 
@@ -418,7 +483,8 @@ def resolve_options(
     options: Mapping[str, Any],
     defaults: str | Mapping[str, Any] = "aec",
 ) -> tuple[QuiddlerConfig, dict[str, Any]]:
-    """Split a YAML path / mapping / config plus keyword options into a `QuiddlerConfig` and env options.
+    """Split a YAML path (or a shipped env config's name, `env_config_path`) / mapping / config plus keyword
+    options into a `QuiddlerConfig` and env options.
 
     Keyword options override the file. `defaults` is an env kind ("aec", "gym", "solitaire"):
     the env options come back checked by `check_env_options`; or a mapping of option defaults:
@@ -432,7 +498,7 @@ def resolve_options(
     if isinstance(config, QuiddlerConfig):
         base = config.to_dict()
     elif isinstance(config, (str, os.PathLike)):
-        base = read_yaml_mapping(config, what="env config file")
+        base = read_yaml_mapping(env_config_path(config), what="env config file")
     elif isinstance(config, Mapping):
         base = dict(config)
     elif config is not None:

@@ -13,21 +13,36 @@ obs, reward, terminated, truncated, info = env.step(int(info["action_mask"].nonz
   episode drawn from the env's `np_random`). The env plays the other seats until it is
   the learner's move again, so every `step` returns the learner's next decision.
 - Opponents: any object with `act(observation, action_mask) -> int` and optionally
-  `reset(seed)`; `opponents` is one such object (it plays every other seat), or a list
-  of `num_players - 1` of them in relative seat order (the seat after the learner
-  first). The default is `UniformRandomPolicy`, a uniform random legal policy whose
-  seed comes from the env's `np_random` at every reset. A policy with the attribute
+  `reset(seed)`, or an agent spec string (`"greedy"`, `"expert:samples=8"`, `"zoo:NAME"`,
+  ...: the names of `quiddler_agents.registry`, which builds one agent per seat);
+  `opponents` is one such entry (it plays every other seat), or a list of
+  `num_players - 1` of them in relative seat order (the seat after the learner
+  first). The default is `UniformRandomPolicy`, a uniform random legal policy. Every
+  opponent's `reset(seed)` gets a seed from the env's `np_random` at every reset, so
+  the same `reset(seed=s)` plays the same game. A policy with the attribute
   `uses_observation = False` gets `None` instead of the observation vector (saves
   the encoding for policies that do not read it).
 - Observation: the float32 vector of `quiddler_env.envs.observation` (the same
   encoding and bounds as the AEC env's `'observation'`). Action: `Discrete(64)`, the
   action table of the AEC env. The legal actions are `env.action_masks()`
-  (sb3-contrib's `MaskablePPO` convention, works through `SubprocVecEnv`) and
-  `info["action_mask"]`; all zeros once the game is over.
+  (sb3-contrib's `MaskablePPO` convention, found through the wrappers of `gym.make` by
+  `get_wrapper_attr`, as SB3's vector envs and `SubprocVecEnv` look it up; Gymnasium 1.x
+  wrappers do not forward it, so on a `gym.make` env call `env.unwrapped.action_masks()`
+  or `env.get_wrapper_attr("action_masks")()`) and `info["action_mask"]`; all zeros once
+  the game is over.
 - Reward: the learner's own reward, in the AEC env's modes (`round_score`,
   `relative`, `lead`, `win_loss`, times `reward_scale`), summed over the round ends that
-  happened since its last move. `info["round_result"]` / `info["round"]` as in the
-  AEC env when a round ended in the step, `info["winners"]` (seats) at the end.
+  happened since its last move.
+- Infos (`infos="full"`, the default): `action_mask` and `seat` every step;
+  `info["round_result"]` / `info["round"]` as in the AEC env when a round ended in the
+  step, `info["winners"]` (seats) at the end. `infos="flat"`: the same keys every step,
+  each a number or a fixed-length array (`FLAT_INFO_KEYS`), so that collectors that stack
+  infos across envs (Tianshou) can: `action_mask`, `seat`, `round` (rounds scored so far),
+  `round_ended`, `round_scores` and `round_bonuses` (per seat, absolute order; zeros
+  unless a round ended in the step), `totals` (per seat, now; the vector env's `totals`
+  are only where a game ended), `winner_count` (seats sharing the best total once the game
+  is over, else 0), `illegal_action`. The words of the last round scored:
+  `env.unwrapped.last_round_results()` (either mode).
 - An illegal action (an integer id the mask does not allow, in range or not) ends
   the episode (`terminated=True`) with reward `illegal_reward` (default -1) and
   `info["illegal_action"] = True`, like PettingZoo's `TerminateIllegalWrapper`. A
@@ -37,8 +52,9 @@ obs, reward, terminated, truncated, info = env.step(int(info["action_mask"].nonz
 - `step` before `reset` or after the episode ended raises a `RuntimeError` saying
   which; a seed is an integer >= 0 or None (else a `ValueError`).
 - `max_cycles`: truncate after that many learner steps (default `None`).
-- Options as in the AEC env: `QuiddlerConfig` fields, a YAML `config` file, plus
-  `learner_seat`, `opponents` (keyword only) and `illegal_reward`; each is declared
+- Options as in the AEC env: `QuiddlerConfig` fields, a YAML `config` file (or a shipped
+  one's name, `config="default"`), plus `learner_seat`, `opponents` (keyword only),
+  `illegal_reward` and `infos`; each is declared
   (default, doc, check) in `common.ENV_OPTIONS`, `common.env_option_names("gym")`.
 - `reset(seed=..., options={"decks": [...]})` stacks the deck as in the AEC env; `options` is a mapping or
   None (else a `ValueError` naming it).
@@ -66,6 +82,19 @@ from .observation import encode_observation
 GYM_OPTION_DEFAULTS: dict[str, Any] = common.env_option_defaults("gym")
 """This env's options and defaults (from `common.ENV_OPTIONS`)."""
 
+FLAT_INFO_KEYS = (
+    "action_mask",
+    "seat",
+    "round",
+    "round_ended",
+    "round_scores",
+    "round_bonuses",
+    "totals",
+    "winner_count",
+    "illegal_action",
+)
+"""The keys of every info with `infos="flat"` (each one a number or an array of a fixed shape)."""
+
 _SEED_BOUND = 2**63 - 1
 
 
@@ -85,6 +114,31 @@ class UniformRandomPolicy:
         if legal.size == 0:
             raise ValueError("UniformRandomPolicy.act: the action mask has no legal action")
         return int(legal[self.rng.integers(legal.size)])
+
+
+def build_opponents(entries: list[Any] | None, config: QuiddlerConfig) -> list[Any] | None:
+    """The opponents option (`common.check_opponents`' list, or None) with each agent spec string built by
+    `quiddler_agents.registry.make` for `config`'s table: one agent per seat, seeded by the env at every reset."""
+    if entries is None or not any(isinstance(e, str) for e in entries):
+        return entries
+    try:
+        # The one place an env reaches the agents package, lazily and only for spec strings: the envs do not need
+        # it otherwise, and `import quiddler_env` stays free of it (tests/test_imports.py).
+        from quiddler_agents import registry
+    except ImportError as exc:
+        raise ValueError(
+            f"option 'opponents': agent specs such as {next(e for e in entries if isinstance(e, str))!r} are built "
+            f"by the quiddler_agents package ({exc}); pass policy objects with act(observation, action_mask)"
+        ) from None
+    out = []
+    for entry in entries:
+        if isinstance(entry, str):
+            try:
+                entry = registry.make(entry, num_players=config.num_players, config=config)
+            except ValueError as exc:
+                raise ValueError(f"option 'opponents': {exc}") from None
+        out.append(entry)
+    return out
 
 
 class QuiddlerEnv(gym.Env):
@@ -110,7 +164,9 @@ class QuiddlerEnv(gym.Env):
         self.max_cycles = opts["max_cycles"]
         seat = self.learner_seat_option = opts["learner_seat"]
         self.illegal_reward = opts["illegal_reward"]
-        self.opponents = opts["opponents"] or [UniformRandomPolicy() for _ in range(n - 1)]
+        self.infos = opts["infos"]
+        opponents = build_opponents(opts["opponents"], self.config)
+        self.opponents = opponents or [UniformRandomPolicy() for _ in range(n - 1)]
 
         self.game = QuiddlerGame(self.config)
         self.action_space = spaces.Discrete(self.game.num_actions)
@@ -121,6 +177,7 @@ class QuiddlerEnv(gym.Env):
         self.seat = seat if seat != "random" else 0
         self._done = True
         self._has_game = False
+        self._round_ended = False
         self._last_move: tuple[str, int, int] | None = None
 
     # -- episode -----------------------------------------------------------------------------
@@ -145,6 +202,7 @@ class QuiddlerEnv(gym.Env):
         self._steps = 0
         self.moves_played = 0  # every seat's moves this episode (the learner's steps are fewer)
         self._last_move = None
+        self._round_ended = False
         # No round can end before the learner's first move (everyone moves in every round).
         _, info = self._play_opponents(0.0, {})
         return self._observation(), self._info(info)
@@ -163,10 +221,14 @@ class QuiddlerEnv(gym.Env):
                 f"legal actions: {np.flatnonzero(self._mask).tolist()}"
             )
         self._steps += 1
+        self._round_ended = False
         if not (0 <= move < self.game.num_actions and self._mask[move]):
             self._done = True
             self._mask = self._no_moves
-            info = {"illegal_action": True, "action_mask": self._no_moves.copy(), "seat": self.seat}
+            if self.infos == "flat":
+                info = self._flat_info(illegal=True)
+            else:
+                info = {"illegal_action": True, "action_mask": self._no_moves.copy(), "seat": self.seat}
             return encode_observation(game, self.seat), self.illegal_reward, True, False, info
         reward, info = self._apply(move, 0.0, {})
         reward, info = self._play_opponents(reward, info)
@@ -186,6 +248,7 @@ class QuiddlerEnv(gym.Env):
         self.moves_played += 1
         self._last_move = (self.names[player], move, taken)
         if results is not None:
+            self._round_ended = True
             rewards = common.round_rewards(results, totals_before, self.reward_mode, self.reward_scale)
             info = common.round_info(results, len(game.round_history))
             if game.phase == Phase.GAME_OVER:
@@ -217,10 +280,44 @@ class QuiddlerEnv(gym.Env):
         return encode_observation(self.game, self.seat)
 
     def _info(self, info: dict[str, Any]) -> dict[str, Any]:
+        if self.infos == "flat":
+            return self._flat_info()
         out = dict(info)
         out["action_mask"] = self._mask.copy()
         out["seat"] = self.seat
         return out
+
+    def _flat_info(self, illegal: bool = False) -> dict[str, Any]:
+        """The `infos="flat"` info now: `FLAT_INFO_KEYS`, numbers and arrays of fixed shapes."""
+        game = self.game
+        n = self.num_players
+        scores = np.zeros(n, dtype=np.int64)
+        bonuses = np.zeros(n, dtype=np.int64)
+        if self._round_ended:
+            for r in game.round_history[-1]:
+                scores[r.player] = r.round_score
+                bonuses[r.player] = sum(r.bonuses.values())
+        winners = 0
+        if game.phase == Phase.GAME_OVER:
+            winners = len(game.winners())
+        return {
+            "action_mask": self._mask.copy(),
+            "seat": self.seat,
+            "round": len(game.round_history),
+            "round_ended": self._round_ended,
+            "round_scores": scores,
+            "round_bonuses": bonuses,
+            "totals": np.asarray(game.totals, dtype=np.int64),
+            "winner_count": winners,
+            "illegal_action": illegal,
+        }
+
+    def last_round_results(self) -> list[dict[str, Any]]:
+        """The last round scored this episode, one dict per seat (`RoundResult.to_dict`: words, spelled, unused,
+        points, bonuses, round_score, total, ...; `info["round_result"]` of `infos="full"`); [] before the first."""
+        if not self._has_game or not self.game.round_history:
+            return []
+        return [r.to_dict() for r in self.game.round_history[-1]]
 
     def action_masks(self) -> np.ndarray:
         """Legal actions of the learner now (bool, 64); all False when the game is over."""

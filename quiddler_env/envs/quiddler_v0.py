@@ -49,11 +49,14 @@ The env options (every env's, with defaults, docs and checks) are declared once 
 `reward_scale`: multiplies every reward; `None` means 0.01 for the point modes (a
 round's reward is then roughly -1..2) and 1 for `win_loss`.
 
-`render_mode`: `None`, `"ansi"` (render returns the text table) or `"human"`
-(prints it after every step).
+`render_mode`: `None`, `"ansi"` (render returns the text table), `"human"`
+(prints it after every step) or `"rgb_array"` (render returns the table as a uint8
+image, height x width x 3, its size fixed by the number of players: what Gymnasium's
+`RecordVideo` records, e.g. around `SelfPlayEnv`; `quiddler_env.envs.render_image`).
 
-`render_view`: whose hand the table shows: `"current"` (the agent to act),
-`"all"`, or a seat (`2` or `"player_2"`); other hands show only their size and the
+`render_view`: whose hand the table shows, in every render mode: `"current"` (the agent
+to act), `"all"` (a spectator's view: every hand face up), or a seat (`2` or
+`"player_2"`); other hands show only their size (card backs in the image) and the
 cards publicly taken from the discard pile.
 
 `max_cycles`: truncate every agent after `max_cycles * num_players` agent steps
@@ -193,12 +196,31 @@ integers too); anything else is a `ValueError` before numpy sees it.
 round) for scripted tests; other keys are ignored (PettingZoo's API test passes
 arbitrary ones); `options` that is not a mapping (or None) is a `ValueError` naming it.
 
+### State
+
+`state()` is the whole game as a float32 vector in `state_space` (a Box): every seat's hand,
+the draw pile's cards (counts per face) and size, the discard pile and its top, the cards
+each seat took from it, the totals, the round, the phase, the seat to move, the dealer, who
+went out, the laid words, the mover's lay candidates, and with `challenges: true` every laid
+word's cards and the referee's verdict on it. Seats are absolute (seat 0 first). It is
+**privileged**: for centralised critics (MAPPO-style value functions), privileged-information
+training and analysis, never for choosing a move, which reads only `observe(agent)`. The slice
+table is in `quiddler_env.envs.state` (`state_layout(n).view(vec)` names the slices).
+
+### Copies and pickles
+
+`copy.deepcopy(env)` and `pickle.loads(pickle.dumps(env))` (of `raw_env` and of `env()`) copy
+the game in play: the copy steps on exactly as the original would (same cards, same rewards,
+same infos, the same stream of later unseeded games), and stepping one leaves the other as it
+is. The dictionaries are not copied: a copy or an unpickled env shares the process's solvers.
+
 ### Version History
 
 * v0: Initial release (0.1.0). In 0.2.0: words laid by the table's rule (bonus-aware, in laying order, public
   once laid), the `layout` rule option with its lay moves, and the laid-words slices of the observation.
   In 0.4.0: the batched engine under the env (the same rules and observations; a seed deals another game
-  than in 0.3, `game_seed(s, 0, k)`).
+  than in 0.3, `game_seed(s, 0, k)`). Unreleased (after 0.8.12): `state()` / `state_space`, deep copies and
+  pickles of a game in play, `render_mode="rgb_array"` (the observations, actions and rewards unchanged).
 """
 
 from __future__ import annotations
@@ -223,6 +245,8 @@ from ..core.scoring import RoundResult
 from . import common
 from .common import IllegalActionError
 from .observation import encode_observation
+from .render_image import render_rgb
+from .state import encode_state, state_box
 
 ILLEGAL_MOVE_REWARD = -1
 
@@ -398,7 +422,7 @@ class raw_env(AECEnv, EzPickle):
     """
 
     metadata = {
-        "render_modes": list(common.RENDER_MODES),
+        "render_modes": list(common.AEC_RENDER_MODES),
         "name": "quiddler_v0",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -431,6 +455,7 @@ class raw_env(AECEnv, EzPickle):
             )
             for agent in self.possible_agents
         }
+        self.state_space = state_box(self.config)  # what `state()` returns: privileged, for critics only
         # The current mover's legal moves and observation, refreshed by every move (`batch_kernels.step_view`).
         self._mask = np.zeros(self.num_actions, dtype=np.int8)
         if batch is not None:
@@ -449,8 +474,56 @@ class raw_env(AECEnv, EzPickle):
     def game(self) -> QuiddlerGame:
         """The game now, as a `QuiddlerGame` (a copy: changing it changes nothing here)."""
         if self._game is not None:
-            return copy.deepcopy(self._game)
+            return copy.deepcopy(self._game, self._shared_memo())
         return self._batch.game(0, self._round_history)
+
+    def _shared_memo(self) -> dict[int, Any]:
+        """A deepcopy memo that keeps what copies share as they are: the config and the solvers (the process's
+        shared ones, `solver.get_solver`: dictionaries of megabytes, which no move changes)."""
+        shared: list[Any] = [self.config]
+        if self._game is not None:
+            shared += [self._game.config, self._game.solver, *self._game.seat_solvers]
+        return {id(obj): obj for obj in shared}
+
+    def state(self) -> np.ndarray:
+        """The whole game as a float32 vector in `state_space` (`quiddler_env.envs.state` has its slice table).
+
+        PRIVILEGED: it holds every seat's hand and the draw pile's composition. It is for centralised critics
+        (MAPPO-style value functions), privileged-information training and analysis; never for choosing a move,
+        which must read only `observe(agent)`. Seats are absolute (seat 0 first)."""
+        if not self._has_game:
+            raise common.not_started_error("state()")
+        return encode_state(self._game if self._game is not None else self._batch.game(0))
+
+    # -- copying and pickling -------------------------------------------------------------------
+
+    _ENGINE = ("_game", "_batch", "_state", "_ints")
+    """Attributes bound to the engine: rebuilt by `__init__` in `__setstate__`, then loaded with the game."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything but the engine's shared parts: the game in play travels (a copy or a pickle plays on
+        exactly as the original would), the dictionaries and compiled tables do not (`__setstate__` takes the
+        process's own). EzPickle's state would rebuild a fresh env from the constructor's arguments instead."""
+        state = {k: v for k, v in self.__dict__.items() if k not in self._ENGINE}
+        if self._game is not None:
+            skip = ("config", "solver", "seat_solvers")
+            state["_game"] = {k: v for k, v in vars(self._game).items() if k not in skip}
+        else:
+            batch = self._batch
+            state["_batch"] = {"cards": batch.cards, "ints": batch.ints, "rng": batch.rng, "go": batch.go}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        options = {name: state[name] for name in common.env_option_names("aec")}
+        raw_env.__init__(self, state["config"], **options)
+        game, batch = state.pop("_game", None), state.pop("_batch", None)
+        if self._game is not None:
+            vars(self._game).update(game)
+        else:
+            for name, array in batch.items():
+                getattr(self._batch, name)[...] = array
+        self.__dict__.update(state)
 
     # -- spaces ------------------------------------------------------------------------------
 
@@ -657,8 +730,9 @@ class raw_env(AECEnv, EzPickle):
 
     # -- rendering ---------------------------------------------------------------------------
 
-    def render(self) -> str | None:
-        """'ansi': the text table; 'human': print it."""
+    def render(self) -> str | np.ndarray | None:
+        """'ansi': the text table; 'human': print it; 'rgb_array': the table as a uint8 image (height, width, 3)
+        of a size fixed by the number of players (`render_image`). Both show the hands `render_view` names."""
         if self.render_mode is None:
             import gymnasium
 
@@ -666,6 +740,8 @@ class raw_env(AECEnv, EzPickle):
             return None
         if not self._has_game:
             raise RuntimeError("render() before reset(): there is no game to show")
+        if self.render_mode == "rgb_array":
+            return render_rgb(self.game, self.possible_agents, self._shown_seats(), self._describe_last())
         text = common.render_table(self.game, self.possible_agents, self._shown_seats(), self._describe_last())
         if self.render_mode == "ansi":
             return text

@@ -33,12 +33,19 @@ rewards, options and illegal-action rule), so a policy trained on one plays the 
   episode ends resets that sub-env and ignores its action) or SAME_STEP (the new
   episode's first observation comes back at once; the final one is in
   `infos["final_obs"]`, the final infos in `infos["final_info"]`).
-- The legal moves: `infos["action_mask"]` (int8, every step) and `action_masks()` (bool),
-  all zero for a sub-env whose episode just ended (NEXT_STEP).
+- The legal moves: `infos["action_mask"]` (int8, every step) and `action_masks()` (bool).
+  A row always allows at least one action: for a sub-env whose episode ended in the step
+  (NEXT_STEP), only action `RESET_ACTION` (0), whose step resets it and ignores the action
+  (any action is ignored there; the mask only keeps masked samplers and
+  `np.flatnonzero(mask)[0]` working). With SAME_STEP the rows are the new episodes' and
+  `infos["final_info"]["action_mask"]` is all zero for the ended games.
 - Infos (Gymnasium's vector form, each key with its `_key` mask): `seat`,
   `round_scores` and `round_bonuses` (per seat, absolute order) where a round ended in
   the step, `totals` and `winner_count` where the game ended (zeros elsewhere, as Gymnasium's
-  own vector envs fill them), `illegal_action`.
+  own vector envs fill them), `illegal_action`. With `infos="full"` (the default) a key is
+  there only in the steps where some sub-env has it; with `infos="flat"` every key is there
+  in every step (zeros, its mask all False, where nothing happened), as `Quiddler-v0`'s
+  flat infos keep their keys.
 - An illegal action (an id the mask does not allow) ends that sub-env's episode with
   `illegal_reward`; actions that are not integers raise `IllegalActionError`.
 """
@@ -61,7 +68,10 @@ from ..core.config import QuiddlerConfig
 from . import common
 from .common import COMPILED, IllegalActionError, OpponentMix
 
-__all__ = ["COMPILED", "OpponentMix", "QuiddlerVectorEnv"]
+RESET_ACTION = BB.RESET_ACTION
+"""The one action a sub-env's mask allows in the step that ended its episode (its next action is ignored)."""
+
+__all__ = ["COMPILED", "RESET_ACTION", "OpponentMix", "QuiddlerVectorEnv"]
 
 
 _NO_CODES = np.zeros(0, dtype=np.int8)
@@ -95,6 +105,7 @@ class QuiddlerVectorEnv(VectorEnv):
         self.learner_seat_option = opts["learner_seat"]
         self._seat_code = -1 if self.learner_seat_option == "random" else int(self.learner_seat_option)
         self.illegal_reward = opts["illegal_reward"]
+        self.infos = opts["infos"]
         self.autoreset_mode = opts["autoreset_mode"]
         self.slot_offset = opts["slot_offset"]
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
@@ -114,6 +125,8 @@ class QuiddlerVectorEnv(VectorEnv):
         self.steps = np.zeros(N, dtype=np.int64)
         self.episodes = np.zeros(N, dtype=np.int64)
         self.masks = np.zeros((N, self.num_actions), dtype=np.int8)
+        self._reset_mask = np.zeros(self.num_actions, dtype=np.int8)
+        self._reset_mask[BB.RESET_ACTION] = 1
         self.observations = np.zeros((N, self.games.observation_size), dtype=np.float32)
         self._needs_reset = np.zeros(N, dtype=bool)
         self._seed: int | None = None
@@ -295,7 +308,7 @@ class QuiddlerVectorEnv(VectorEnv):
             round_ended = g.rounds_completed != rounds_before
             K.round_figures(round_ended, terminated & ~illegal, over, *figures, g.ints, g.L, g.R)
             self._refresh(slots)
-            self.masks[terminated | truncated] = 0
+            self.masks[terminated | truncated] = self._reset_mask  # as the compiled step: only RESET_ACTION
             if restart.size:
                 self._start(restart)
         done = terminated | truncated
@@ -304,7 +317,8 @@ class QuiddlerVectorEnv(VectorEnv):
             self._needs_reset = done
         elif done.any():
             ended = np.flatnonzero(done)
-            infos["action_mask"] = self.masks.copy()  # the final infos' masks: all zero where it ended
+            infos["action_mask"] = self.masks.copy()
+            infos["action_mask"][ended] = 0  # the final infos' masks: the ended games have no legal move
             infos["seat"] = self.seats.copy()
             final_obs = np.empty(N, dtype=object)
             for i in ended.tolist():
@@ -347,17 +361,20 @@ class QuiddlerVectorEnv(VectorEnv):
             infos["action_mask"] = self.masks.copy()
             infos["seat"] = self.seats.copy()
         scores, bonuses, totals, winners = figures
-        if round_ended.any():
+        flat = self.infos == "flat"  # every key in every step, its `_key` mask all False where nothing happened
+        if flat or round_ended.any():
             infos["round_scores"] = scores
             infos["_round_scores"] = round_ended.copy()
             infos["round_bonuses"] = bonuses
             infos["_round_bonuses"] = round_ended.copy()
-        if over.any():
+        if flat or over.any():
             infos["totals"] = totals
-            infos["_totals"] = over
+            infos["_totals"] = over.copy()
             infos["winner_count"] = winners
             infos["_winner_count"] = over.copy()
-        if illegal is not None and illegal.any():
+        if illegal is None and flat:
+            illegal = np.zeros(self.num_envs, dtype=bool)
+        if illegal is not None and (flat or illegal.any()):
             infos["illegal_action"] = illegal.copy()
             infos["_illegal_action"] = illegal.copy()
         return infos
