@@ -10,9 +10,10 @@ seat and Tianshou's masked random algorithm in the other; DQN's Q-learning polic
 picks legal moves (the mask reaches it through the observation batch). Training runs
 through Tianshou's off-policy trainer with collectors over `DummyVectorEnv`s.
 
-Tianshou stacks each step's infos across its envs into arrays; the env's `round_result`
-infos (ragged lists of words) cannot be stacked, so `RoundNumberInfo` passes on only the
-round number.
+Tianshou stacks each step's infos across its envs into arrays; the env's default
+`round_result` infos (ragged lists of words) cannot be stacked, so the env is made with
+`infos="flat"`: every info the same keys, numbers and fixed-length arrays (`round`,
+`round_scores`, `totals`, ...; `quiddler_v0.FLAT_INFO_KEYS`), which the buffers keep.
 
 Then the learner (greedy Q, masked) plays `--eval-games` games against uniform random
 moves; the last line is a JSON summary.
@@ -26,7 +27,6 @@ import json
 import numpy as np
 import pettingzoo
 import torch
-from pettingzoo.utils import BaseWrapper
 from tianshou.algorithm import DQN, MARLRandomDiscreteMaskedOffPolicyAlgorithm, MultiAgentOffPolicyAlgorithm
 from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
 from tianshou.algorithm.optim import AdamOptimizerFactory
@@ -42,16 +42,8 @@ ENV_ID = "quiddler/quiddler-v0"
 LEARNER_SEAT = 0
 
 
-class RoundNumberInfo(BaseWrapper):
-    """The AEC env with each step's info cut to `{"round": n}`, which Tianshou's batches can stack."""
-
-    def last(self, observe: bool = True):
-        observation, reward, termination, truncation, info = super().last(observe)
-        return observation, reward, termination, truncation, {"round": int(info.get("round", 0))}
-
-
 def get_env() -> PettingZooEnv:
-    return PettingZooEnv(RoundNumberInfo(pettingzoo.make("aec", ENV_ID, num_players=2)))
+    return PettingZooEnv(pettingzoo.make("aec", ENV_ID, num_players=2, infos="flat"))
 
 
 def build(env: PettingZooEnv, args: argparse.Namespace) -> tuple[MultiAgentOffPolicyAlgorithm, DQN]:

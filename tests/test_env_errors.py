@@ -53,8 +53,15 @@ def test_every_option_is_declared_once_with_a_default_a_doc_and_a_check():
     assert not set(names) & set(QuiddlerConfig.field_names())
     for option in common.ENV_OPTIONS:
         assert option.doc and "\n" not in option.doc and set(option.kinds) <= set(common.ENV_KINDS)
-    assert common.env_option_names("aec") == ("reward_mode", "reward_scale", "render_mode", "render_view", "max_cycles")
-    assert common.env_option_names("gym") == common.env_option_names("aec") + (
+    assert common.env_option_names("aec") == (
+        "reward_mode",
+        "reward_scale",
+        "render_mode",
+        "render_view",
+        "max_cycles",
+        "infos",
+    )
+    assert common.env_option_names("gym") == common.env_option_names("aec")[:-1] + (
         "learner_seat",
         "opponents",
         "illegal_reward",

@@ -384,7 +384,7 @@ ENV_OPTIONS: tuple[EnvOption, ...] = (
         "steps that have them); flat: the same keys every step, numbers and fixed-length arrays, which collectors "
         "can stack (the words: last_round_results())",
         lambda v, cfg, opts: check_infos(v),
-        ("gym", "vector"),
+        ("aec", "gym", "vector"),
     ),
     EnvOption(
         "illegal_action",

@@ -30,7 +30,7 @@ when to go out; with `layout="choose"` also which of its best layouts to lay.
 
 ```python
 quiddler_env.env(config=None, *, reward_mode="round_score", reward_scale=None,
-                 render_mode=None, render_view="current", max_cycles=None, **rules)
+                 render_mode=None, render_view="current", max_cycles=None, infos="full", **rules)
 ```
 
 `config`: a YAML file (e.g. `configs/env/default.yaml`), a mapping or a
@@ -62,6 +62,10 @@ cards publicly taken from the discard pile.
 `max_cycles`: truncate every agent after `max_cycles * num_players` agent steps
 (`None`: no limit besides the game's own end; the default `turn_cap` ends every
 round after 30 turns each).
+
+`infos`: `"full"` (the round's results with their words, see Infos) or `"flat"` (every
+info the same keys, numbers and fixed-length arrays, which collectors such as Tianshou's
+can stack; see Infos).
 
 ### Observation Space
 
@@ -189,6 +193,17 @@ such as `["QU", "I", "Z"]`), `spelled` (`"quiz"`), `unused`, `card_points`,
 default `score_floor`. The info stays until that agent acts. At the game end it
 also holds `"winners"` (agent names). Otherwise infos are empty.
 
+With `infos="flat"` every agent's info at every step (from `reset` on) has the same keys,
+`FLAT_INFO_KEYS`, each a number or an array of a fixed shape, as `Quiddler-v0`'s flat infos
+(the same names and encodings, less `action_mask`, which the observation carries): `seat`
+(the agent's), `round` (rounds scored so far), `round_ended` (a round ended since the
+agent's last move: the info stays until the agent acts, as above), `round_scores` and
+`round_bonuses` (int64 per seat, absolute order; zeros unless `round_ended`), `totals`
+(int64 per seat, now), `winner_count` (the seats sharing the best total once the game is
+over, else 0) and `illegal_action` (True in the mover's info after an illegal move ended
+the game under `env()`'s `TerminateIllegalWrapper`). The round's words:
+`env.unwrapped.last_round_results()` (either mode), one dict per seat as in `round_result`.
+
 `reset(seed=None, options=None)`: the same seed gives the same game; without a
 seed the env plays the next game of the last seed's stream (see The engine). A seed is an integer >= 0 (numpy
 integers too); anything else is a `ValueError` before numpy sees it.
@@ -220,7 +235,8 @@ is. The dictionaries are not copied: a copy or an unpickled env shares the proce
   once laid), the `layout` rule option with its lay moves, and the laid-words slices of the observation.
   In 0.4.0: the batched engine under the env (the same rules and observations; a seed deals another game
   than in 0.3, `game_seed(s, 0, k)`). Unreleased (after 0.8.12): `state()` / `state_space`, deep copies and
-  pickles of a game in play, `render_mode="rgb_array"` (the observations, actions and rewards unchanged).
+  pickles of a game in play, `render_mode="rgb_array"`, `infos="flat"` (the observations, actions and rewards
+  unchanged).
 """
 
 from __future__ import annotations
@@ -242,13 +258,17 @@ from ..core.batch import BatchGame, game_seed
 from ..core.config import QuiddlerConfig
 from ..core.game import QuiddlerGame
 from ..core.scoring import RoundResult
-from . import common
+from . import common, gym_env
 from .common import IllegalActionError
 from .observation import encode_observation
 from .render_image import render_rgb
 from .state import encode_state, state_box
 
 ILLEGAL_MOVE_REWARD = -1
+
+FLAT_INFO_KEYS = tuple(key for key in gym_env.FLAT_INFO_KEYS if key != "action_mask")
+"""The keys of every info with `infos="flat"`: `Quiddler-v0`'s (`gym_env.FLAT_INFO_KEYS`, the one declaration)
+less `action_mask`, which the AEC env's observation carries."""
 
 
 def env(config: str | os.PathLike | Mapping[str, Any] | QuiddlerConfig | None = None, **options: Any) -> AECEnv:
@@ -343,7 +363,12 @@ class TerminateIllegalWrapper(wrappers.TerminateIllegalWrapper):
                 self._prev_info = None
                 raw.step(action)
                 return
+        mover = getattr(raw, "agent_selection", None)
+        ended_here = not self._terminated
         super().step(action)
+        if ended_here and self._terminated and getattr(raw, "_flat", False) and mover in raw.infos:
+            # An illegal move ended the game: the mover's flat info says so, as Quiddler-v0's does.
+            raw.infos[mover] = raw._flat_info(raw.agent_name_mapping[mover], illegal=True)
 
 
 @_one_hop
@@ -439,6 +464,8 @@ class raw_env(AECEnv, EzPickle):
         self.render_mode = opts["render_mode"]
         self.render_view = opts["render_view"]
         self.max_cycles = opts["max_cycles"]
+        self.info_mode = opts["infos"]  # the `infos` option (`self.infos` is PettingZoo's dict of infos)
+        self._flat = self.info_mode == "flat"
 
         # The variant plays a QuiddlerGame (`_game`); every other game the batched engine (`_batch`).
         self._game = QuiddlerGame(self.config) if self.config.challenges else None
@@ -499,6 +526,8 @@ class raw_env(AECEnv, EzPickle):
 
     _ENGINE = ("_game", "_batch", "_state", "_ints")
     """Attributes bound to the engine: rebuilt by `__init__` in `__setstate__`, then loaded with the game."""
+    _OPTION_ATTRIBUTES = {"infos": "info_mode"}
+    """The options kept under another attribute name (the rest under their own)."""
 
     def __getstate__(self) -> dict[str, Any]:
         """Everything but the engine's shared parts: the game in play travels (a copy or a pickle plays on
@@ -515,7 +544,7 @@ class raw_env(AECEnv, EzPickle):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         state = dict(state)
-        options = {name: state[name] for name in common.env_option_names("aec")}
+        options = {name: state[self._OPTION_ATTRIBUTES.get(name, name)] for name in common.env_option_names("aec")}
         raw_env.__init__(self, state["config"], **options)
         game, batch = state.pop("_game", None), state.pop("_batch", None)
         if self._game is not None:
@@ -563,7 +592,10 @@ class raw_env(AECEnv, EzPickle):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {agent: {} for agent in self.agents}
+        if self._flat:
+            self.infos = {agent: self._flat_info(seat) for seat, agent in enumerate(self.agents)}
+        else:
+            self.infos = {agent: {} for agent in self.agents}
         self.agent_selection = self.possible_agents[self._current()]
         self._rewarded = False
         self._num_steps = 0
@@ -617,8 +649,11 @@ class raw_env(AECEnv, EzPickle):
             return
         move = self._checked_action(agent, action)
         self._cumulative_rewards[agent] = 0.0
-        if self.infos[agent]:
+        info = self.infos[agent]
+        if info and not self._flat:
             self.infos[agent] = {}  # the agent has now seen its round result
+        elif self._flat and info["round_ended"]:
+            self.infos[agent] = self._flat_info(self.agent_name_mapping[agent])
         if self._rewarded:
             self._clear_rewards()
             self._rewarded = False
@@ -713,20 +748,55 @@ class raw_env(AECEnv, EzPickle):
             totals_before = [r.total - int(g) for r, g in zip(results, gains, strict=True)]
             gains[:] = 0
         rewards = common.round_rewards(results, totals_before, self.reward_mode, self.reward_scale)
-        info = common.round_info(results, len(self._round_history))
-        over = self._game.is_over if self._game is not None else self._ints[K.I_PHASE] == K.GAME_OVER
+        info = common.round_info(results, len(self._round_history)) if not self._flat else None
+        over = bool(self._game.is_over if self._game is not None else self._ints[K.I_PHASE] == K.GAME_OVER)
         if over:
             totals = [r.total for r in results]
             final = common.game_rewards(totals, self.reward_mode, self.reward_scale)
             rewards = [r + f for r, f in zip(rewards, final, strict=True)]
-            best = max(totals)
-            info["winners"] = [self.possible_agents[p] for p, t in enumerate(totals) if t == best]
+            if info is not None:
+                best = max(totals)
+                info["winners"] = [self.possible_agents[p] for p, t in enumerate(totals) if t == best]
         for agent in self.agents:
             seat = self.agent_name_mapping[agent]
             self.rewards[agent] = rewards[seat]
-            self.infos[agent] = info
+            self.infos[agent] = info if info is not None else self._flat_info(seat, results, over)
         self._rewarded = True
         self._accumulate_rewards()
+
+    def _flat_info(
+        self, seat: int, results: list[RoundResult] | None = None, over: bool = False, illegal: bool = False
+    ) -> dict[str, Any]:
+        """The `infos="flat"` info of the agent in `seat` now (`FLAT_INFO_KEYS`); `results`: the round just scored
+        (its scores and bonuses), `over`: the game ended with it (the winner count)."""
+        n = self.num_players
+        scores = np.zeros(n, dtype=np.int64)
+        bonuses = np.zeros(n, dtype=np.int64)
+        totals = np.zeros(n, dtype=np.int64)
+        if self._round_history:
+            for r in self._round_history[-1]:
+                totals[r.player] = r.total
+        if results is not None:
+            for r in results:
+                scores[r.player] = r.round_score
+                bonuses[r.player] = sum(r.bonuses.values())
+        return {
+            "seat": seat,
+            "round": len(self._round_history),
+            "round_ended": results is not None,
+            "round_scores": scores,
+            "round_bonuses": bonuses,
+            "totals": totals,
+            "winner_count": int((totals == totals.max()).sum()) if over else 0,
+            "illegal_action": illegal,
+        }
+
+    def last_round_results(self) -> list[dict[str, Any]]:
+        """The last round scored this episode, one dict per seat (`RoundResult.to_dict`: words, spelled, unused,
+        points, bonuses, round_score, total, ...; `info["round_result"]` of `infos="full"`); [] before the first."""
+        if not self._has_game or not self._round_history:
+            return []
+        return [r.to_dict() for r in self._round_history[-1]]
 
     # -- rendering ---------------------------------------------------------------------------
 
