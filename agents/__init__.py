@@ -4,12 +4,12 @@ Every agent has `reset(seed)` and `act(observation, action_mask) -> int` (the
 observation vector of `quiddler_env.envs.observation`, or PettingZoo's dict), owns
 its own numpy generator, and never returns a masked action. Build one from a spec:
 
-    import agents
-    bot = agents.make("expert:samples=64", seed=0, num_players=2)
+    import quiddler_agents
+    bot = quiddler_agents.make("expert:samples=64", seed=0, num_players=2)
 
 Specs: `random`, `greedy`, `expert[:samples=N][:top=K][:go_out_value=V]`,
 `search[:samples=N][:ms=T][:top=K]` (determinized rollouts on the batched engine), `human`,
-`policy:PATH[:deterministic=false]` (a bundle of `agents.policies`, loaded without
+`policy:PATH[:deterministic=false]` (a bundle of `quiddler_agents.policies`, loaded without
 unpickling unless `trusted=True`).
 """
 

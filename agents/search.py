@@ -13,7 +13,7 @@ the same cards). Candidates: both draws; in the discard phase every go-out and t
 `top` discards that keep the best layout now.
 
 Final turns (someone went out: the round ends after this discard, nothing is left to
-roll out) and lay decisions (`layout: choose`) are the expert's (`agents.expert`):
+roll out) and lay decisions (`layout: choose`) are the expert's (`quiddler_agents.expert`):
 in a final turn it keeps the best hand against the layouts already laid.
 
 `ms` caps the time of one decision: determinizations are played in chunks of

@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import agents  # noqa: E402
+import quiddler_agents  # noqa: E402
 from quiddler_env.core import files
 from quiddler_env.core.config import QuiddlerConfig  # noqa: E402
 from quiddler_env.core.game import QuiddlerGame  # noqa: E402
@@ -47,8 +47,8 @@ def _play(job: tuple[list[str], int, int]) -> tuple[list[int], list[int]]:
     """One game: specs in seat order, the deal seed, the seed the agents' seeds derive from."""
     specs, deal, agent_seed = job
     n = len(specs)
-    seats = [agents.make(spec, seed=agent_seed * 16 + i, num_players=n) for i, spec in enumerate(specs)]
-    record = agents.play_game(seats, seed=deal, game=_game(n))
+    seats = [quiddler_agents.make(spec, seed=agent_seed * 16 + i, num_players=n) for i, spec in enumerate(specs)]
+    record = quiddler_agents.play_game(seats, seed=deal, game=_game(n))
     return record.totals, record.winners
 
 
@@ -132,13 +132,13 @@ def table4(pool: Pool, lineup: list[str], deals: int, seed: int) -> dict:
 
 def speed(expert: str, games: int, seed: int, opponent: str = "greedy") -> dict:
     """Decision times of `opponent` and `expert` in games between them (this process only)."""
-    warm = [agents.make(s, seed=0, num_players=2) for s in (expert, opponent)]
-    agents.play_game(warm, seed=10**6)  # compile the solver kernels, fill nothing we measure later
+    warm = [quiddler_agents.make(s, seed=0, num_players=2) for s in (expert, opponent)]
+    quiddler_agents.play_game(warm, seed=10**6)  # compile the solver kernels, fill nothing we measure later
     times: dict[str, list[float]] = {opponent: [], expert: []}
     for g in range(games):
         specs = [expert, opponent] if g % 2 == 0 else [opponent, expert]
-        seats = [agents.make(s, seed=seed + g * 2 + i, num_players=2) for i, s in enumerate(specs)]
-        record = agents.play_game(seats, seed=seed + g, time_decisions=True)
+        seats = [quiddler_agents.make(s, seed=seed + g * 2 + i, num_players=2) for i, s in enumerate(specs)]
+        record = quiddler_agents.play_game(seats, seed=seed + g, time_decisions=True)
         for spec, secs in zip(specs, record.seconds, strict=True):
             times[spec].extend(secs)
     out = {}
@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
-    agents.parse_spec(args.expert)
+    quiddler_agents.parse_spec(args.expert)
 
     report: dict = {"expert": args.expert, "seed": args.seed}
     t0 = time.perf_counter()

@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.evaluation.schedule import Tournament  # noqa: E402
-from agents.evaluation.summary import summarize  # noqa: E402
-from agents.evaluation.tournament import default_workers, run_tournament  # noqa: E402
+from quiddler_agents.evaluation.schedule import Tournament  # noqa: E402
+from quiddler_agents.evaluation.summary import summarize  # noqa: E402
+from quiddler_agents.evaluation.tournament import default_workers, run_tournament  # noqa: E402
 from quiddler_env.core.config import QuiddlerConfig  # noqa: E402
 
 

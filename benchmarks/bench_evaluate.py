@@ -36,7 +36,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    from agents.evaluation.tournament import Tournament, _Table, run_tournament  # slow: after --help
+    from quiddler_agents.evaluation.tournament import Tournament, _Table, run_tournament  # slow: after --help
 
     tournament = Tournament(tuple(args.players), games=args.games, seed=args.seed)
     _Table(tournament).play([0])  # load the word list index and the compiled solver once

@@ -10,7 +10,7 @@ dotted overrides) on a fresh local Ray, runs one warm-up iteration, then times
 the median iteration's env steps per second (an env step is one agent move), and the
 CPU seconds that every process of the run (driver, Ray, env runners) used per 1000 env
 steps, and how much of that the game itself took. It drives the algorithm of
-`agents.training.rllib.trainer` directly (no run folder, no evaluation, no checkpoints).
+`quiddler_agents.training.rllib.trainer` directly (no run folder, no evaluation, no checkpoints).
 Needs the extra: `pip install -e .[rllib]`.
 """
 
@@ -57,9 +57,9 @@ def measure(runners: int, envs: int, iterations: int, overrides: list[str]) -> s
     import ray
     import torch
 
-    from agents.training.config import load_run_config
-    from agents.training.rllib import trainer as rb
-    from agents.training.rllib.config import check_rllib_run
+    from quiddler_agents.training.config import load_run_config
+    from quiddler_agents.training.rllib import trainer as rb
+    from quiddler_agents.training.rllib.config import check_rllib_run
 
     cfg = load_run_config(
         ROOT / "configs" / "rllib_selfplay.yaml",

@@ -3,7 +3,7 @@
     python benchmarks/bench_vector.py [--sizes 1 64 1024] [--seconds 4] [--repeats 3]
 
 For each opponent kind (`random`, `greedy`) it measures `gymnasium.make("Quiddler-v0")`
-(the opponents are the Python bots of `agents.simple`) and `gymnasium.make_vec("Quiddler-v0",
+(the opponents are the Python bots of `quiddler_agents.simple`) and `gymnasium.make_vec("Quiddler-v0",
 num_envs=N, vectorization_mode="vector_entry_point")` (the engine's compiled bots). The learner
 plays a uniformly random legal move in both, drawn by one compiled function (`random_legal`) from
 a uniform number per game: the learner's own cost is kept small and alike on both sides (numpy's
@@ -39,7 +39,7 @@ from numba import njit
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import quiddler_env  # noqa: E402,F401  (registers the ids)
-from agents.registry import make as make_agent  # noqa: E402
+from quiddler_agents.registry import make as make_agent  # noqa: E402
 from quiddler_env.core.batch import BatchGame  # noqa: E402
 from quiddler_env.core.batch_bots import BOT_CODES  # noqa: E402
 

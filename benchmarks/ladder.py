@@ -5,7 +5,7 @@
 
 Plays one `evaluate.py` tournament (so the same schedule, duplicate deals, intervals and
 files as any evaluation): the players are `random`, `greedy`, `expert`, `search` and every
-`zoo:` entry trained for the table size (`agents.zoo`), or `--players`; with more players
+`zoo:` entry trained for the table size (`quiddler_agents.zoo`), or `--players`; with more players
 than seats every matchup of `--table-size` players is played, each deal in every seat
 rotation. Prints the head-to-head table (win rates with intervals, paired score
 differences) and the OpenSkill ratings from the tournament's report (`OUT/report.md`
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import evaluate  # noqa: E402
-from agents import zoo  # noqa: E402
+from quiddler_agents import zoo  # noqa: E402
 
 BOTS = ("random", "greedy", "expert", "search")
 

@@ -10,8 +10,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from agents.table.guard import TOKEN_HEADER
-from agents.table.server import TableServer
+from quiddler_agents.table.guard import TOKEN_HEADER
+from quiddler_agents.table.server import TableServer
 
 
 def serve(games_dir: Path, replay_files=(), **offered) -> tuple[TableServer, str]:

@@ -8,9 +8,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-import agents
-from agents.base import SeatView, infer_num_players
-from agents.expert import _LONGEST_CDF, _WORDS_CDF, beat_probability
+import quiddler_agents
+from quiddler_agents.base import SeatView, infer_num_players
+from quiddler_agents.expert import _LONGEST_CDF, _WORDS_CDF, beat_probability
 from quiddler_env.core import actions as A
 from quiddler_env.core.cards import COUNTS, FACE_INDEX, FACES
 from quiddler_env.core.config import QuiddlerConfig
@@ -56,7 +56,7 @@ def random_states(config: QuiddlerConfig, seed: int, count: int, stride: int = 3
 @pytest.mark.parametrize("num_players", range(2, 9))
 def test_no_bot_picks_a_masked_action_in_random_states(num_players):
     config = QuiddlerConfig(num_players=num_players)
-    bots = [agents.make(spec, seed=1, num_players=num_players) for spec in BOTS]
+    bots = [quiddler_agents.make(spec, seed=1, num_players=num_players) for spec in BOTS]
     phases = Counter()
     for _, obs, mask in random_states(config, seed=num_players, count=60):
         phases[int(obs[observation_layout(num_players).slices["phase"]].argmax())] += 1
@@ -77,7 +77,7 @@ def test_no_bot_picks_a_masked_action_in_random_states(num_players):
 )
 def test_bots_play_whole_games_legally_under_rule_variants(config):
     n = config.num_players
-    seats = [agents.make(BOTS[i % len(BOTS)], seed=i, config=config) for i in range(n)]
+    seats = [quiddler_agents.make(BOTS[i % len(BOTS)], seed=i, config=config) for i in range(n)]
     checked = []
 
     class Checked:
@@ -91,7 +91,7 @@ def test_bots_play_whole_games_legally_under_rule_variants(config):
             return action
 
     game = QuiddlerGame(config)
-    record = agents.play_game([Checked(b) for b in seats], seed=5, game=game)
+    record = quiddler_agents.play_game([Checked(b) for b in seats], seed=5, game=game)
     assert record.decisions == len(checked) > 0 and game.is_over
     if config.turn_cap is None:
         assert game.reshuffles >= 0 and len(game.round_history) == config.num_rounds
@@ -102,11 +102,11 @@ def test_pettingzoo_style_dict_observation_is_accepted():
     game.reset(3)
     obs = {"observation": encode_observation(game, 0), "action_mask": game.legal_action_mask()}
     for spec in BOTS:
-        assert agents.make(spec, seed=0).act(obs) in game.legal_actions()
+        assert quiddler_agents.make(spec, seed=0).act(obs) in game.legal_actions()
 
 
 def test_bad_inputs_to_act_are_clear_errors():
-    bot = agents.make("greedy", seed=0, num_players=2)
+    bot = quiddler_agents.make("greedy", seed=0, num_players=2)
     game = QuiddlerGame(QuiddlerConfig())
     game.reset(0)
     obs = encode_observation(game, 0)
@@ -115,7 +115,7 @@ def test_bad_inputs_to_act_are_clear_errors():
     with pytest.raises(ValueError, match="64 or 80 or 158 entries"):
         bot.act(obs, np.ones(10, dtype=np.int8))
     with pytest.raises(ValueError, match="3-player table"):
-        agents.make("random", num_players=3).act(obs, game.legal_action_mask())
+        quiddler_agents.make("random", num_players=3).act(obs, game.legal_action_mask())
     with pytest.raises(ValueError, match="matches no table size"):
         infer_num_players(7)
 
@@ -125,7 +125,7 @@ def test_bad_inputs_to_act_are_clear_errors():
 
 def _actions_of_game(specs, seed_agents, seed_game, n=2):
     log = []
-    seats = [agents.make(s, seed=seed_agents + i, num_players=n) for i, s in enumerate(specs)]
+    seats = [quiddler_agents.make(s, seed=seed_agents + i, num_players=n) for i, s in enumerate(specs)]
 
     class Logged:
         def __init__(self, bot):
@@ -136,7 +136,7 @@ def _actions_of_game(specs, seed_agents, seed_game, n=2):
             log.append(a)
             return a
 
-    record = agents.play_game([Logged(b) for b in seats], seed=seed_game)
+    record = quiddler_agents.play_game([Logged(b) for b in seats], seed=seed_game)
     return log, record.totals
 
 
@@ -153,7 +153,7 @@ def test_same_seed_same_game_whatever_the_global_rngs(spec):
 
 
 def test_reset_restores_the_decisions():
-    bot = agents.make("random", seed=0, num_players=2)
+    bot = quiddler_agents.make("random", seed=0, num_players=2)
     states = list(random_states(QuiddlerConfig(), seed=0, count=30, stride=1))
     first = [bot.act(obs, mask) for _, obs, mask in states]
     bot.reset(0)
@@ -167,7 +167,7 @@ def test_expert_seed_drives_its_sampling():
     states = [(o, m) for _, o, m in random_states(QuiddlerConfig(), seed=9, count=80, stride=1) if m.sum() > 1]
     runs = {}
     for seed in (0, 0, 1):
-        expert = agents.make("expert:samples=1", seed=seed, num_players=2)
+        expert = quiddler_agents.make("expert:samples=1", seed=seed, num_players=2)
         runs.setdefault(seed, []).append([expert.act(o, m) for o, m in states])
     assert runs[0][0] == runs[0][1]
     assert runs[0][0] != runs[1][0]
@@ -201,7 +201,7 @@ def _rehide(game: QuiddlerGame, seat: int, rng: np.random.Generator) -> None:
 def test_expert_decision_ignores_hidden_cards(num_players):
     """Changing opponents' hands and the draw pile, but not the observation, never changes the decision."""
     config = QuiddlerConfig(num_players=num_players)
-    expert = agents.make("expert:samples=16", seed=3, num_players=num_players)
+    expert = quiddler_agents.make("expert:samples=16", seed=3, num_players=num_players)
     rng = np.random.default_rng(num_players)
     game = QuiddlerGame(config)
     game.reset(21)
@@ -271,7 +271,7 @@ def test_seat_view_decodes_the_observation():
 
 
 def test_greedy_takes_a_useful_discard_and_draws_otherwise():
-    greedy = agents.make("greedy", seed=0, num_players=2)
+    greedy = quiddler_agents.make("greedy", seed=0, num_players=2)
     game = _game_at([["T", "O", "Q"], ["X", "Z", "J"]], "P")  # P makes TOP and lets Q go
     assert greedy.act(encode_observation(game, 0), game.legal_action_mask()) == A.TAKE_DISCARD
     game = _game_at([["T", "O", "P"], ["X", "Z", "J"]], "Q")  # TOP already; Q cannot help
@@ -282,21 +282,21 @@ def test_greedy_and_expert_go_out_when_they_can():
     game = _game_at([["T", "O", "P"], ["X", "Z", "J"]], "S", ["V"])
     game.step(A.DRAW_PILE)  # seat 0 holds T O P V: go out discarding V keeps TOP
     for spec in ("greedy", "expert:samples=8"):
-        bot = agents.make(spec, seed=0, num_players=2)
+        bot = quiddler_agents.make(spec, seed=0, num_players=2)
         assert bot.act(encode_observation(game, 0), game.legal_action_mask()) == A.go_out(F["V"])
 
 
 def test_greedy_discards_the_card_that_hurts_least():
     game = _game_at([["T", "O", "P", "Q"], ["X", "Z", "J", "K"]], "S", ["E"])
     game.step(A.DRAW_PILE)  # T O P Q E: TOPE? (POET/TOPE) no go-out without Q... discard Q
-    greedy = agents.make("greedy", seed=0, num_players=2)
+    greedy = quiddler_agents.make("greedy", seed=0, num_players=2)
     action = greedy.act(encode_observation(game, 0), game.legal_action_mask())
     assert A.discarded_face(action) == F["Q"]
 
 
 def test_expert_keeps_cards_that_combine_with_the_unseen():
     """Two discards that score the same now: the expert keeps the card that more draws complete."""
-    expert = agents.make("expert:samples=256", seed=0, num_players=2)
+    expert = quiddler_agents.make("expert:samples=256", seed=0, num_players=2)
     # Hand after drawing: Q Z E D S. Best now keeps no word with Q or Z; E D S ... the expert
     # must not throw away a card that forms words with many unseen cards for a dead one.
     game = _game_at([["Q", "Z", "E", "D"], ["X", "J", "K", "V"]], "W", ["S"])
@@ -326,7 +326,7 @@ def _written_value(config, num_players, option, hand_size, final, go_out_value):
 def test_expert_values_match_the_formula_written_out(num_players, rules):
     """The expert values every discard and every draw at once (arrays); each figure equals the plain formula."""
     config = QuiddlerConfig(num_players=num_players, **rules)
-    expert = agents.ExpertAgent(seed=0, config=config, go_out_value=7.5)
+    expert = quiddler_agents.ExpertAgent(seed=0, config=config, go_out_value=7.5)
     solver = expert.solver
     rng = np.random.default_rng(num_players)
     deck = [f for f, c in enumerate(COUNTS) for _ in range(c)]
@@ -362,23 +362,23 @@ def test_bonus_odds_rise_with_the_longest_word():
 
 
 def test_registry_builds_every_kind():
-    assert isinstance(agents.make("random", seed=0), agents.RandomAgent)
-    assert isinstance(agents.make("greedy", seed=0), agents.GreedyAgent)
-    expert = agents.make("expert:samples=64", seed=0, num_players=3)
-    assert isinstance(expert, agents.ExpertAgent) and expert.samples == 64 and expert.num_players == 3
-    expert = agents.make("expert:samples=8,top=2:go_out_value=1.5", seed=0)
+    assert isinstance(quiddler_agents.make("random", seed=0), quiddler_agents.RandomAgent)
+    assert isinstance(quiddler_agents.make("greedy", seed=0), quiddler_agents.GreedyAgent)
+    expert = quiddler_agents.make("expert:samples=64", seed=0, num_players=3)
+    assert isinstance(expert, quiddler_agents.ExpertAgent) and expert.samples == 64 and expert.num_players == 3
+    expert = quiddler_agents.make("expert:samples=8,top=2:go_out_value=1.5", seed=0)
     assert (expert.samples, expert.top, expert.go_out_value) == (8, 2, 1.5)
-    assert isinstance(agents.make("human"), agents.HumanAgent)
-    search = agents.make("search:samples=16:ms=50:top=3", seed=0, num_players=2)
-    assert isinstance(search, agents.SearchAgent) and (search.samples, search.ms, search.top) == (16, 50.0, 3)
+    assert isinstance(quiddler_agents.make("human"), quiddler_agents.HumanAgent)
+    search = quiddler_agents.make("search:samples=16:ms=50:top=3", seed=0, num_players=2)
+    assert isinstance(search, quiddler_agents.SearchAgent) and (search.samples, search.ms, search.top) == (16, 50.0, 3)
     for spec in ("random", "greedy", "expert", "search", "human"):
-        assert isinstance(agents.make(spec), agents.Agent)
-    assert agents.parse_spec("policy:runs/a b/model.zip:deterministic=false") == (
+        assert isinstance(quiddler_agents.make(spec), quiddler_agents.Agent)
+    assert quiddler_agents.parse_spec("policy:runs/a b/model.zip:deterministic=false") == (
         "policy",
         "runs/a b/model.zip",
         {"deterministic": False},
     )
-    assert agents.parse_spec("policy:C:/runs/x") == ("policy", "C:/runs/x", {})
+    assert quiddler_agents.parse_spec("policy:C:/runs/x") == ("policy", "C:/runs/x", {})
 
 
 @pytest.mark.parametrize(
@@ -403,18 +403,18 @@ def test_registry_builds_every_kind():
 )
 def test_registry_errors_list_what_exists(spec, message):
     with pytest.raises(ValueError, match=message):
-        agents.make(spec, seed=0, num_players=2)
+        quiddler_agents.make(spec, seed=0, num_players=2)
 
 
 def test_registry_rejects_mismatched_table_and_trust_for_bots():
     with pytest.raises(ValueError, match="disagrees"):
-        agents.make("random", num_players=3, config=QuiddlerConfig(num_players=2))
+        quiddler_agents.make("random", num_players=3, config=QuiddlerConfig(num_players=2))
     with pytest.raises(ValueError, match="trusted=True only applies"):
-        agents.make("greedy", trusted=True)
+        quiddler_agents.make("greedy", trusted=True)
 
 
 def test_available_lists_every_spec():
-    text = agents.available()
+    text = quiddler_agents.available()
     for name in ("random", "greedy", "expert", "search", "human", "policy:PATH"):
         assert name in text
 

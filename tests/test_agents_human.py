@@ -6,8 +6,8 @@ import io
 
 import pytest
 
-import agents
-from agents.human import HumanAgent, HumanQuit
+import quiddler_agents
+from quiddler_agents.human import HumanAgent, HumanQuit
 from quiddler_env.core import actions as A
 from quiddler_env.core.cards import FACE_INDEX
 from quiddler_env.core.config import QuiddlerConfig
@@ -155,8 +155,10 @@ def test_a_scripted_human_plays_a_whole_game_against_greedy():
     # Always the first listed move: draw, then the first discard (never crashes, always legal).
     config = QuiddlerConfig()
     out = io.StringIO()
-    person = agents.make("human", num_players=2, input_stream=io.StringIO("1\n" * 2000), output_stream=out)
-    record = agents.play_game([person, agents.make("greedy", seed=0, num_players=2)], seed=2, config=config)
+    person = quiddler_agents.make("human", num_players=2, input_stream=io.StringIO("1\n" * 2000), output_stream=out)
+    record = quiddler_agents.play_game(
+        [person, quiddler_agents.make("greedy", seed=0, num_players=2)], seed=2, config=config
+    )
     assert record.decisions > 16 and out.getvalue().count("Round 8 of 8") >= 1
 
 

@@ -15,8 +15,8 @@ import pytest
 torch = pytest.importorskip("torch")
 sb3_contrib = pytest.importorskip("sb3_contrib")
 
-import agents  # noqa: E402
-from agents.policies import (  # noqa: E402
+import quiddler_agents  # noqa: E402
+from quiddler_agents.policies import (  # noqa: E402
     DESCRIPTION_FILE,
     MODEL_FILE,
     WEIGHTS_FILE,
@@ -92,15 +92,15 @@ def test_safe_load_reproduces_the_trained_policy(trained):
 
 def test_registry_policy_spec_deterministic_and_sampled(trained):
     _, folder = trained
-    greedy_policy = agents.make(f"policy:{folder}", seed=0, num_players=2)
+    greedy_policy = quiddler_agents.make(f"policy:{folder}", seed=0, num_players=2)
     assert greedy_policy.deterministic
-    sampled = [agents.make(f"policy:{folder}:deterministic=false", seed=s, num_players=2) for s in (5, 5, 6)]
+    sampled = [quiddler_agents.make(f"policy:{folder}:deterministic=false", seed=s, num_players=2) for s in (5, 5, 6)]
     assert not sampled[0].deterministic
     runs = [[bot.act(o, m) for o, m in states(200)] for bot in sampled]
     assert runs[0] == runs[1] and runs[0] != runs[2]  # seeded sampling, from the agent's own generator
     for (_, m), a in zip(states(200), runs[2], strict=True):
         assert m[a] == 1
-    record = agents.play_game([greedy_policy, agents.make("random", seed=1)], seed=3, config=CONFIG)
+    record = quiddler_agents.play_game([greedy_policy, quiddler_agents.make("random", seed=1)], seed=3, config=CONFIG)
     assert record.decisions > 0
 
 
@@ -270,7 +270,7 @@ def test_bundle_records_both_checksums_and_its_framework(trained):
     assert desc["framework"] == "sb3"
     assert desc["weights_sha256"] == _sha256(folder / WEIGHTS_FILE)
     assert desc["model_sha256"] == _sha256(folder / MODEL_FILE)
-    from agents.policies import bundle_identity
+    from quiddler_agents.policies import bundle_identity
 
     assert bundle_identity(folder / MODEL_FILE) == {
         "path": str(folder.resolve()),
@@ -341,8 +341,8 @@ def test_sb3_sizes_are_bounded(trained, tmp_path, field, value):
 
 
 def test_sb3_loader_alone_refuses_an_rllib_export(tmp_path):
-    from agents.policies import sb3, write_rllib_export
-    from agents.policies.rllib import actor_network
+    from quiddler_agents.policies import sb3, write_rllib_export
+    from quiddler_agents.policies.rllib import actor_network
 
     size = observation_layout(2).size
     write_rllib_export(

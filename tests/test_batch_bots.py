@@ -1,4 +1,4 @@
-"""The compiled bots of `batch_bots` play as `agents.simple`'s: greedy's choices against `GreedyAgent`'s
+"""The compiled bots of `batch_bots` play as `quiddler_agents.simple`'s: greedy's choices against `GreedyAgent`'s
 on the same observations, random's legality, uniformity and lay rule, and their generator apart from the deal's.
 """
 
@@ -9,7 +9,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from agents.registry import make
+from quiddler_agents.registry import make
 from quiddler_env.core import actions as A
 from quiddler_env.core import batch_kernels as K
 from quiddler_env.core.batch import BatchGame

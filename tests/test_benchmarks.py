@@ -38,17 +38,17 @@ def test_help_from_another_folder(script, tmp_path):
 @pytest.mark.parametrize("script", USERS, ids=[p.stem for p in USERS])
 def test_the_checkouts_agents_import_from_another_folder(script, tmp_path):
     # Loading the script (not as __main__) runs its top level, as `python SCRIPT` would; after that the
-    # `agents` its main imports must be this checkout's, and bench_train must load train.py.
+    # `quiddler_agents` its main imports must be this checkout's, and bench_train must load train.py.
     code = (
         "import runpy, sys\n"
         f"ns = runpy.run_path({str(script)!r})\n"
-        "import agents\n"
-        "print(agents.__file__)\n"
+        "import quiddler_agents\n"
+        "print(quiddler_agents.__file__)\n"
         "if '_train_module' in ns:\n"
         "    print(callable(ns['_train_module']().main))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    if done.returncode != 0 and "No module named 'agents'" in done.stderr:
+    if done.returncode != 0 and "No module named 'quiddler_agents'" in done.stderr:
         pytest.fail(f"{script.name} run from another folder cannot import the checkout's agents")
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.split()

@@ -13,9 +13,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import agents
+import quiddler_agents
 import quiddler_env  # noqa: F401  (registers the ids)
-from agents.registry import REGISTRY
+from quiddler_agents.registry import REGISTRY
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.envs.common import IllegalActionError
 from quiddler_env.envs.gym_env import QuiddlerEnv
@@ -162,7 +162,7 @@ def declared(agent: str, key: str):
 def test_expert_samples_past_the_bound_is_refused_before_anything_is_allocated():
     high = declared("expert", "samples").high
     with pytest.raises(ValueError) as err:
-        agents.make("expert:samples=100000000000", seed=0, num_players=2)
+        quiddler_agents.make("expert:samples=100000000000", seed=0, num_players=2)
     message = str(err.value)
     assert "\n" not in message and "expert" in message and "samples" in message and str(high) in message
 
@@ -174,7 +174,7 @@ def test_every_numeric_agent_parameter_is_bounded_in_specs_and_constructors(agen
     past = high + 1 if param.kind is int else high * 2 + 1
     text = str(int(high)) if float(high).is_integer() else str(high)
     for build in (
-        lambda v: agents.make(f"{agent}:{key}={v}", seed=0, num_players=2),
+        lambda v: quiddler_agents.make(f"{agent}:{key}={v}", seed=0, num_players=2),
         lambda v: REGISTRY[agent].build(seed=0, num_players=2, config=None, **{key: v}),
     ):
         with pytest.raises(ValueError) as err:

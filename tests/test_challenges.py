@@ -352,7 +352,7 @@ def test_the_batched_engine_refuses_the_variant_by_name():
 
 
 def _run_config(**sections):
-    from agents.training.config import RunConfig
+    from quiddler_agents.training.config import RunConfig
 
     base = {"env": {"challenges": True, "layout": "choose"}, "train": {"vec_env": "dummy"}}
     for key, value in sections.items():
@@ -370,7 +370,7 @@ def _run_config(**sections):
     ],
 )
 def test_a_run_config_names_what_the_variant_cannot_run_with(sections, message):
-    from agents.training.config import RunConfigError
+    from quiddler_agents.training.config import RunConfigError
 
     assert _run_config().game_config().challenges
     with pytest.raises(RunConfigError, match=message):
@@ -395,7 +395,7 @@ def test_a_tiny_run_on_the_variant_logs_its_challenges_and_its_policy_plays_the_
     assert {r["opponent"] for r in rows} == {"random", "greedy"}
     assert all(int(r["challenges_made"]) >= 0 and 0 <= float(r["challenge_success"]) <= 1 for r in rows)
     assert (run / "learning_curve.png").stat().st_size > 10_000
-    from agents.policies import load_policy
+    from quiddler_agents.policies import load_policy
 
     rules = QuiddlerConfig(challenges=True, layout="choose", vocabularies=["enable:0.5:1", "enable:0.5:2"])
     policy = load_policy(run / "final", config=rules)
@@ -410,8 +410,8 @@ def test_a_tiny_run_on_the_variant_logs_its_challenges_and_its_policy_plays_the_
 def test_when_every_seat_knows_the_referees_words_the_bots_play_the_plain_game():
     """With every vocabulary the referee's list, no word is unknown: the bots never challenge, and the variant
     plays the very games of the plain rules (same deals, same moves but its passes, same totals)."""
-    from agents.evaluation.schedule import Tournament
-    from agents.evaluation.tournament import run_tournament
+    from quiddler_agents.evaluation.schedule import Tournament
+    from quiddler_agents.evaluation.tournament import run_tournament
 
     plain = QuiddlerConfig(hand_sizes=(3, 5, 7))
     variant = QuiddlerConfig(hand_sizes=(3, 5, 7), challenges=True, vocabularies=["enable"])
@@ -426,23 +426,23 @@ def test_when_every_seat_knows_the_referees_words_the_bots_play_the_plain_game()
 
 
 def test_search_and_the_solver_features_refuse_the_variant_by_name():
-    import agents
+    import quiddler_agents
     from quiddler_env.features import ObservationFeatures
 
     rules = QuiddlerConfig(challenges=True)
     with pytest.raises(ValueError, match="search does not play the challenge variant"):
-        agents.make("search", config=rules)
+        quiddler_agents.make("search", config=rules)
     with pytest.raises(ValueError, match="not defined for the challenge variant"):
         ObservationFeatures("solver_v1", rules)
 
 
 def test_a_bot_without_the_rules_infers_the_variant_from_the_observation_size():
-    import agents
+    import quiddler_agents
 
     rules = QuiddlerConfig(num_players=3, challenges=True, hand_sizes=(3,))
     game = QuiddlerGame(rules)
     game.reset(2)
-    bot = agents.make("random", seed=0)
+    bot = quiddler_agents.make("random", seed=0)
     action = bot.act(encode_observation(game, 0), game.legal_action_mask())
     assert game.is_legal(action) and bot.num_players == 3 and bot.challenges is True
 

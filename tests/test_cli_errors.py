@@ -21,14 +21,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agents.cli import evaluate as evaluate_cli
-from agents.cli import train as train_cli
-from agents.evaluation.replay import ReplayError, saved_games
-from agents.evaluation.report import is_results_document
-from agents.policies.bundle import PolicyLoadError, read_description
-from agents.training import CheckpointError, RunConfigError
-from agents.training.config import parse_override
-from agents.training.run import checkpoints, read_checkpoint_state
+from quiddler_agents.cli import evaluate as evaluate_cli
+from quiddler_agents.cli import train as train_cli
+from quiddler_agents.evaluation.replay import ReplayError, saved_games
+from quiddler_agents.evaluation.report import is_results_document
+from quiddler_agents.policies.bundle import PolicyLoadError, read_description
+from quiddler_agents.training import CheckpointError, RunConfigError
+from quiddler_agents.training.config import parse_override
+from quiddler_agents.training.run import checkpoints, read_checkpoint_state
 from quiddler_env.core import files
 from quiddler_env.core.config import QuiddlerConfig
 

@@ -70,7 +70,7 @@ def test_the_changelog_lists_the_versions_newest_first():
 
 
 def test_every_zoo_entry_tells_its_story():
-    from agents.zoo import ZOO_DIR, entries
+    from quiddler_agents.zoo import ZOO_DIR, entries
 
     for name in entries():
         story = (ZOO_DIR / name / "README.md").read_text(encoding="utf-8")

@@ -43,7 +43,7 @@ def make_bundle(folder: Path) -> Path:
     """An untrained two-player MaskablePPO policy saved as a bundle (its play does not matter here)."""
     from sb3_contrib import MaskablePPO
 
-    from agents.policies import save_policy_bundle
+    from quiddler_agents.policies import save_policy_bundle
     from quiddler_env.envs.gym_env import QuiddlerEnv
 
     model = MaskablePPO(
@@ -267,7 +267,7 @@ def test_default_config_file_parses_and_covers_every_rule():
 
 
 def test_help_offers_every_rule_option():
-    from agents.cli import evaluate as cli
+    from quiddler_agents.cli import evaluate as cli
 
     text = cli.build_parser().format_help()
     for name in set(QuiddlerConfig.field_names()) - {"num_players"}:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.cli import evaluate
-from agents.evaluation.report import PLOTS
+from quiddler_agents.cli import evaluate
+from quiddler_agents.evaluation.report import PLOTS
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.files import FolderLock
 
@@ -286,7 +286,7 @@ def test_workers_end_when_evaluate_is_killed(tmp_path):
 
 WATCHED = """
 import os, sys, time
-from agents.evaluation.tournament import die_with_parent
+from quiddler_agents.evaluation.tournament import die_with_parent
 if sys.argv[1] == "poll":
     sys.platform = "darwin"  # the fallback: a thread polling os.getppid()
 die_with_parent(int(sys.argv[2]) if len(sys.argv) > 2 else os.getppid())

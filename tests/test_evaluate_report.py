@@ -1,4 +1,4 @@
-"""Output files of agents.evaluation.report: the output folder check, a run written whole, tiny tournaments."""
+"""Output files of quiddler_agents.evaluation.report: the output folder check, a run written whole, tiny tournaments."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from agents.evaluation.report import (
+from quiddler_agents.evaluation.report import (
     PLOTS,
     check_output,
     games_csv,
@@ -16,8 +16,8 @@ from agents.evaluation.report import (
     results_json,
     write_run,
 )
-from agents.evaluation.summary import summarize
-from agents.evaluation.tournament import Tournament, run_tournament
+from quiddler_agents.evaluation.summary import summarize
+from quiddler_agents.evaluation.tournament import Tournament, run_tournament
 from quiddler_env.core.config import QuiddlerConfig
 
 

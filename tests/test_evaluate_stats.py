@@ -1,4 +1,4 @@
-"""Intervals and ratings of agents.evaluation.stats against textbook values and hand computations."""
+"""Intervals and ratings of quiddler_agents.evaluation.stats against textbook values and hand computations."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from agents.evaluation.stats import (
+from quiddler_agents.evaluation.stats import (
     cluster_means,
     clustered_mean_interval,
     mean_interval,

@@ -8,10 +8,10 @@ from collections import Counter, defaultdict
 import numpy as np
 import pytest
 
-from agents.evaluation.batched import play_batched
-from agents.evaluation.stats import wilson_interval
-from agents.evaluation.summary import summarize
-from agents.evaluation.tournament import (
+from quiddler_agents.evaluation.batched import play_batched
+from quiddler_agents.evaluation.stats import wilson_interval
+from quiddler_agents.evaluation.summary import summarize
+from quiddler_agents.evaluation.tournament import (
     Tournament,
     TournamentError,
     _Table,
@@ -214,7 +214,7 @@ def test_run_tournament_rejects_bad_workers():
 def test_policy_table_size_reads_the_bundles(tmp_path):
     import json
 
-    from agents.evaluation.tournament import policy_table_size
+    from quiddler_agents.evaluation.tournament import policy_table_size
     from quiddler_env.envs.observation import observation_layout
 
     def size(n: int) -> int:
@@ -239,7 +239,7 @@ def test_policy_table_size_reads_the_bundles(tmp_path):
 
 
 def test_seat_figures_count_one_players_games():
-    from agents.evaluation.tournament import PlayedGame, seat_figures
+    from quiddler_agents.evaluation.tournament import PlayedGame, seat_figures
 
     def game(seats, totals):
         return PlayedGame(0, 0, 0, 0, tuple(seats), 0, list(totals), [], [])

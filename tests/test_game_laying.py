@@ -11,7 +11,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import api_test, seed_test
 
-import agents
+import quiddler_agents
 from quiddler_env.core import QuiddlerConfig, QuiddlerGame
 from quiddler_env.core import actions as A
 from quiddler_env.core.cards import COUNTS, FACE_INDEX, FACES, POINTS
@@ -117,7 +117,7 @@ def test_greedy_and_random_lay_by_the_automatic_rule_when_they_choose(num_player
         for layout in ("auto", "choose"):
             cfg = QuiddlerConfig(num_players=num_players, layout=layout)
             specs = ["greedy", "random", "greedy"][:num_players]
-            bots = [agents.make(s, seed=i, config=cfg) for i, s in enumerate(specs)]
+            bots = [quiddler_agents.make(s, seed=i, config=cfg) for i, s in enumerate(specs)]
             game = QuiddlerGame(cfg)
             game.reset(seed=seed)
             while not game.is_over:

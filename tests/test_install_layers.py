@@ -20,10 +20,10 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     tomllib = pytest.importorskip("tomli")
 
-from agents import extras
-from agents.cli import evaluate, program, train
-from agents.extras import MissingExtra, missing, require
-from agents.training.run import RunFolderError, resume_run
+from quiddler_agents import extras
+from quiddler_agents.cli import evaluate, program, train
+from quiddler_agents.extras import MissingExtra, missing, require
+from quiddler_agents.training.run import RunFolderError, resume_run
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
@@ -238,7 +238,7 @@ def test_a_tiny_run_says_each_phase_in_order_and_quiet_silences_them(tmp_path):
 
 
 def test_a_phase_in_lines_shows_its_progress_each_tenth_and_nothing_when_disabled(monkeypatch):
-    from agents import progress
+    from quiddler_agents import progress
 
     clock = iter(float(t) for t in range(0, 1000, 6))  # 6 s between calls: more than MIN_GAP
     monkeypatch.setattr(progress.time, "perf_counter", lambda: next(clock))
@@ -261,7 +261,7 @@ def test_a_phase_in_lines_shows_its_progress_each_tenth_and_nothing_when_disable
 
 def test_shipping_a_zoo_entry_again_keeps_its_readme(tmp_path):
     pytest.importorskip("torch")
-    from agents import zoo
+    from quiddler_agents import zoo
     from tests.test_zoo import fake_run
 
     run = fake_run(tmp_path / "run")

@@ -12,8 +12,8 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     tomllib = pytest.importorskip("tomli")
 
-from agents.training.checks import RunConfigError
-from agents.training.config import load_run_config, resolve_config_path, shipped_configs
+from quiddler_agents.training.checks import RunConfigError
+from quiddler_agents.training.config import load_run_config, resolve_config_path, shipped_configs
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())

@@ -1,4 +1,4 @@
-"""The bundle format of `agents.policies.bundle`: one save per folder, kills, required checksums, bounded sizes, paths."""
+"""The bundle format of `quiddler_agents.policies.bundle`: one save per folder, kills, required checksums, bounded sizes, paths."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import agents  # noqa: E402
-from agents.policies import (  # noqa: E402
+import quiddler_agents  # noqa: E402
+from quiddler_agents.policies import (  # noqa: E402
     DESCRIPTION_FILE,
     MODEL_FILE,
     WEIGHTS_FILE,
@@ -31,7 +31,7 @@ from agents.policies import (  # noqa: E402
     write_bundle,
     write_rllib_export,
 )
-from agents.policies.rllib import RLlibPolicyAgent, actor_network  # noqa: E402
+from quiddler_agents.policies.rllib import RLlibPolicyAgent, actor_network  # noqa: E402
 from quiddler_env.core import files  # noqa: E402
 from quiddler_env.core.config import QuiddlerConfig  # noqa: E402
 from quiddler_env.envs.observation import observation_layout  # noqa: E402
@@ -150,7 +150,7 @@ def test_a_save_never_replaces_a_run_folder_or_other_folder(tmp_path):
 FAKE_SAVER = """
 import os, sys
 from pathlib import Path
-from agents.policies.bundle import write_bundle, WEIGHTS_FILE, MODEL_FILE
+from quiddler_agents.policies.bundle import write_bundle, WEIGHTS_FILE, MODEL_FILE
 folder = Path(sys.argv[1])
 step = 0
 print("ready", flush=True)
@@ -167,7 +167,7 @@ import sys
 import torch
 from pathlib import Path
 from sb3_contrib import MaskablePPO
-from agents.policies import save_policy_bundle
+from quiddler_agents.policies import save_policy_bundle
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.envs.gym_env import QuiddlerEnv
 config = QuiddlerConfig(hand_sizes=(3,))
@@ -255,7 +255,7 @@ def test_weights_sha256_is_required_and_named(tmp_path, value):
     with pytest.raises(PolicyLoadError, match="field 'weights_sha256'"):
         load_policy(folder, num_players=2)
     with pytest.raises(PolicyLoadError, match="field 'weights_sha256'"):
-        agents.make(f"policy:{folder}", num_players=2)
+        quiddler_agents.make(f"policy:{folder}", num_players=2)
 
 
 @pytest.mark.parametrize(
@@ -306,7 +306,7 @@ def test_a_run_folder_means_its_final_bundle(tmp_path):
     assert bundle_dir(run / "final" / WEIGHTS_FILE) == run / "final"
     assert bundle_dir(run / "final") == run / "final"
     for spec in (f"policy:{run}", f"policy:{run / MODEL_FILE}", f"policy:{run / 'final'}"):
-        assert isinstance(agents.make(spec, num_players=2), RLlibPolicyAgent)
+        assert isinstance(quiddler_agents.make(spec, num_players=2), RLlibPolicyAgent)
     assert read_description(run)["step"] == 7
     identity = bundle_identity(f"{run}/model.zip")
     assert identity == {
@@ -331,7 +331,7 @@ def test_an_unfinished_run_folder_is_named(tmp_path):
 
 
 def _imports(module: Path) -> set[str]:
-    """Modules a file imports at its top level (relative imports resolved inside agents.policies)."""
+    """Modules a file imports at its top level (relative imports resolved inside quiddler_agents.policies)."""
     out = set()
     for node in ast.parse(module.read_text()).body:
         if isinstance(node, ast.Import):
@@ -339,10 +339,10 @@ def _imports(module: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level == 1:
-                base = f"agents.policies.{base}" if base else "agents.policies"
+                base = f"quiddler_agents.policies.{base}" if base else "quiddler_agents.policies"
                 out |= {f"{base}.{a.name}" if not node.module else base for a in node.names}
             elif node.level == 2:
-                out.add(f"agents.{base}")
+                out.add(f"quiddler_agents.{base}")
             else:
                 out.add(base)
     return out
@@ -353,8 +353,8 @@ def test_bundle_is_neutral_and_the_loaders_never_import_each_other():
     heavy = {"torch", "ray", "sb3_contrib", "stable_baselines3"}
     bundle_imports = _imports(folder / "bundle.py")
     assert not {m.split(".")[0] for m in bundle_imports} & heavy
-    assert not {m for m in bundle_imports if m.startswith("agents.")}
+    assert not {m for m in bundle_imports if m.startswith("quiddler_agents.")}
     sb3_imports, rllib_imports = _imports(folder / "sb3.py"), _imports(folder / "rllib.py")
-    assert "agents.policies.rllib" not in sb3_imports and "agents.policies.sb3" not in rllib_imports
+    assert "quiddler_agents.policies.rllib" not in sb3_imports and "quiddler_agents.policies.sb3" not in rllib_imports
     assert not {m.split(".")[0] for m in sb3_imports | rllib_imports} & heavy  # imported lazily, inside functions
     assert not (ROOT / "agents" / "policy.py").exists() and not (ROOT / "agents" / "rllib_policy.py").exists()

@@ -27,11 +27,11 @@ pytest.importorskip("ray.rllib")
 import torch  # noqa: E402
 from ray.rllib.core.columns import Columns  # noqa: E402
 
-from agents.policies.rllib import actor_network  # noqa: E402
-from agents.training.config import load_run_config  # noqa: E402
-from agents.training.rllib.config import check_rllib_run  # noqa: E402
-from agents.training.rllib.env import QuiddlerMultiAgentEnv  # noqa: E402
-from agents.training.rllib.trainer import actor_state, module_spec  # noqa: E402
+from quiddler_agents.policies.rllib import actor_network  # noqa: E402
+from quiddler_agents.training.config import load_run_config  # noqa: E402
+from quiddler_agents.training.rllib.config import check_rllib_run  # noqa: E402
+from quiddler_agents.training.rllib.env import QuiddlerMultiAgentEnv  # noqa: E402
+from quiddler_agents.training.rllib.trainer import actor_state, module_spec  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "rllib_selfplay.yaml"
@@ -254,7 +254,7 @@ TINY = [
 # train.py, SIGKILLed by itself right after the first checkpoint past step 0 is in place.
 KILLED_AFTER_FIRST_CHECKPOINT = """
 import os, runpy, signal, sys
-from agents.training import run
+from quiddler_agents.training import run
 write = run.RunSession.checkpoint
 def checkpoint(self, trainer, step):
     folder = write(self, trainer, step)
@@ -379,7 +379,7 @@ def test_killed_run_resumes_from_its_checkpoint_and_its_final_bundle_plays_witho
 
 @pytest.mark.slow
 def test_no_cluster_at_ray_address_is_a_config_error_and_leaves_no_run_folder(tmp_path, monkeypatch):
-    from agents.training import RunConfigError, start_run
+    from quiddler_agents.training import RunConfigError, start_run
 
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     cfg = load_run_config(CONFIG, ["ray.address=auto", "train.total_timesteps=150", *TINY])

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from agents.training import RunFolderError, resume_run
-from agents.training.backends import backend_part
-from agents.training.config import RunConfig, RunConfigError, dump_yaml, load_run_config
-from agents.training.rllib.config import AEC_OPTIONS, RLLIB_DEFAULTS, check_rllib_run
+from quiddler_agents.extras import MissingExtra
+from quiddler_agents.training import RunFolderError, resume_run
+from quiddler_agents.training.backends import backend_part
+from quiddler_agents.training.config import RunConfig, RunConfigError, dump_yaml, load_run_config
+from quiddler_agents.training.rllib.config import AEC_OPTIONS, RLLIB_DEFAULTS, check_rllib_run
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "rllib_selfplay.yaml"
@@ -125,7 +126,7 @@ def test_the_config_module_imports_no_ray_and_no_trainer():
                 imported.add("." * node.level + (node.module or ""))
         assert not {m for m in imported if m == "ray" or m.startswith("ray.")}, name
         assert not {m for m in imported if "trainer" in m or m in (".env", ".module")}, name
-        assert ".." not in imported, f"{name} imports agents.training's __init__"
+        assert ".." not in imported, f"{name} imports quiddler_agents.training's __init__"
     assert backend_part("rllib", "config").SECTIONS == ("ray", "rllib")
 
 
@@ -135,8 +136,8 @@ def test_resume_may_change_where_and_how_wide_but_not_the_run(tmp_path):
     with pytest.raises(RunConfigError, match="rllib.self_play"):
         resume_run(tmp_path, ["rllib.self_play=false"])
     # Allowed overrides pass the check and reach the run layer, which finds no checkpoint here (or, without Ray,
-    # says that the backend is not available): both are the clean errors train.py reports.
-    with pytest.raises((RunFolderError, RunConfigError), match="has no checkpoint|'rllib' is not available"):
+    # says which extra the backend needs): both are the clean errors train.py reports.
+    with pytest.raises((RunFolderError, MissingExtra), match="has no checkpoint|needs the rllib extra"):
         resume_run(tmp_path, ["rllib.num_env_runners=4", "ray.address=auto"], quiet=True)
     assert (tmp_path / "config.yaml").read_text() == text  # a resume that did not start changes nothing
 

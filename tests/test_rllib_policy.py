@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-import agents
-from agents.arena import play_game
-from agents.policies import PolicyLoadError, load_policy
-from agents.policies.rllib import (
+import quiddler_agents
+from quiddler_agents.arena import play_game
+from quiddler_agents.policies import PolicyLoadError, load_policy
+from quiddler_agents.policies.rllib import (
     RLlibPolicyAgent,
     actor_network,
     is_rllib_export,
@@ -72,7 +72,7 @@ def test_export_files_and_description(tmp_path):
 
 def test_loaded_agent_is_the_masked_argmax_of_the_network(tmp_path):
     net = _export(tmp_path / "pol")
-    agent = agents.make(f"policy:{tmp_path / 'pol'}", seed=0, num_players=2)
+    agent = quiddler_agents.make(f"policy:{tmp_path / 'pol'}", seed=0, num_players=2)
     assert isinstance(agent, RLlibPolicyAgent)
     for obs, mask in _states():
         with torch.no_grad():
@@ -87,22 +87,22 @@ def test_loaded_agent_is_the_masked_argmax_of_the_network(tmp_path):
 def test_sampling_is_seeded_and_legal(tmp_path):
     _export(tmp_path / "pol")
     spec = f"policy:{tmp_path / 'pol'}:deterministic=false"
-    a, b = agents.make(spec, seed=7, num_players=2), agents.make(spec, seed=7, num_players=2)
+    a, b = quiddler_agents.make(spec, seed=7, num_players=2), quiddler_agents.make(spec, seed=7, num_players=2)
     states = _states(n=60, seed=3)
     acts_a = [a.act(o, m) for o, m in states]
     assert acts_a == [b.act(o, m) for o, m in states]
     assert all(m[x] for x, (_, m) in zip(acts_a, states, strict=True))
     torch.manual_seed(999)  # torch's global generator plays no part
-    c = agents.make(spec, seed=7, num_players=2)
+    c = quiddler_agents.make(spec, seed=7, num_players=2)
     assert [c.act(o, m) for o, m in states] == acts_a
 
 
 def test_plays_whole_games_against_greedy(tmp_path):
     _export(tmp_path / "pol", num_players=3)
     table = [
-        agents.make(f"policy:{tmp_path / 'pol'}", seed=0, num_players=3),
-        agents.make("greedy", seed=1, num_players=3),
-        agents.make("random", seed=2, num_players=3),
+        quiddler_agents.make(f"policy:{tmp_path / 'pol'}", seed=0, num_players=3),
+        quiddler_agents.make("greedy", seed=1, num_players=3),
+        quiddler_agents.make("random", seed=2, num_players=3),
     ]
     record = play_game(table, seed=5)
     assert len(record.totals) == 3 and record.decisions > 0
@@ -136,7 +136,7 @@ def test_malicious_pickle_is_never_executed(tmp_path):
     desc["weights_sha256"] = hashlib.sha256(weights.read_bytes()).hexdigest()
     (tmp_path / "pol" / "policy.json").write_text(json.dumps(desc))
     with pytest.raises(PolicyLoadError, match="policy.pt"):
-        agents.make(f"policy:{tmp_path / 'pol'}", trusted=True, num_players=2)
+        quiddler_agents.make(f"policy:{tmp_path / 'pol'}", trusted=True, num_players=2)
     assert not marker.exists()
 
 
@@ -192,8 +192,8 @@ def test_missing_folder_and_missing_weights(tmp_path):
 
 
 def test_read_description_and_evaluate_table_size_understand_exports(tmp_path):
-    from agents.evaluation.tournament import policy_table_size
-    from agents.policies import read_description
+    from quiddler_agents.evaluation.tournament import policy_table_size
+    from quiddler_agents.policies import read_description
 
     _export(tmp_path / "pol", num_players=3)
     desc = read_description(tmp_path / "pol")

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import agents
-from agents.base import SeatView
-from agents.params import MAX_SAMPLES
-from agents.search import CHUNK
+import quiddler_agents
+from quiddler_agents.base import SeatView
+from quiddler_agents.params import MAX_SAMPLES
+from quiddler_agents.search import CHUNK
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.envs.observation import encode_observation, observation_layout
 
@@ -24,7 +24,7 @@ def test_a_determinization_looks_to_the_seat_exactly_like_the_real_game(num_play
     """Seen from the searching seat, every sampled position encodes as the real observation (its own
     seat 0, the opponents in relative order); only the hidden cards differ."""
     config = QuiddlerConfig(num_players=num_players)
-    bot = agents.make("search:samples=2", seed=0, config=config)
+    bot = quiddler_agents.make("search:samples=2", seed=0, config=config)
     layout = observation_layout(num_players)
     differ = checked = 0
     for game, obs, _ in random_states(config, seed=num_players, count=80):
@@ -47,7 +47,7 @@ def test_a_determinization_looks_to_the_seat_exactly_like_the_real_game(num_play
 
 def test_the_time_cap_stops_between_chunks_and_values_every_candidate():
     config = QuiddlerConfig()
-    bot = agents.make(f"search:samples={MAX_SAMPLES}:ms=0.001", seed=1, config=config)
+    bot = quiddler_agents.make(f"search:samples={MAX_SAMPLES}:ms=0.001", seed=1, config=config)
     for _, obs, mask in random_states(config, seed=3, count=40):
         seat = SeatView.decode(obs, 2)
         if seat.phase == "discard" and not seat.final_turn:
@@ -63,7 +63,7 @@ def test_rollout_values_are_round_score_differences_within_the_rules_bounds():
     """A value is own round score minus the opponents' mean: with the round floor at 0 it is at most the best
     a hand of that size can score, and a candidate that goes out is valued like any other move."""
     config = QuiddlerConfig()
-    bot = agents.make("search:samples=16", seed=2, config=config)
+    bot = quiddler_agents.make("search:samples=16", seed=2, config=config)
     seen = 0
     for _, obs, mask in random_states(config, seed=5, count=200):
         seat = SeatView.decode(obs, 2)

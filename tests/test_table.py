@@ -1,4 +1,4 @@
-"""The browser table's server side: the game authority (`agents.table.session`), the saved games, the replay
+"""The browser table's server side: the game authority (`quiddler_agents.table.session`), the saved games, the replay
 positions and the JSON API over HTTP on the loopback address. (The page itself, in Chromium: test_table_browser.py.)"""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agents.table.replay import replay_frames, replay_records
-from agents.table.server import CURRENT, TableServer
-from agents.table.session import MoveRefused, TableGame
+from quiddler_agents.table.replay import replay_frames, replay_records
+from quiddler_agents.table.server import CURRENT, TableServer
+from quiddler_agents.table.session import MoveRefused, TableGame
 from quiddler_env.core.cards import FACES
 from quiddler_env.core.config import QuiddlerConfig
 from tests.table_client import call as _call
@@ -159,7 +159,7 @@ def test_a_games_jsonl_file_is_offered_to_the_viewer(tmp_path):
 
 @pytest.mark.slow
 def test_the_viewer_replays_the_games_that_evaluate_saves(tmp_path):
-    from agents.cli import evaluate
+    from quiddler_agents.cli import evaluate
 
     out = tmp_path / "results"
     args = ["--players", "greedy", "expert", "--games", "2", "--workers", "1", "--save-games", "--out", str(out)]

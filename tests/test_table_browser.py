@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.table.server import TableServer
+from quiddler_agents.table.server import TableServer
 from tests.table_client import call
 
 pytestmark = pytest.mark.slow
@@ -156,7 +156,7 @@ def test_a_bad_move_sent_by_hand_is_refused_and_the_page_keeps_the_game(browser,
 
 
 def test_the_replay_viewer_steps_through_a_saved_game(browser, served, tmp_path):
-    from agents.table.session import TableGame
+    from quiddler_agents.table.session import TableGame
     from quiddler_env.core.config import QuiddlerConfig
 
     table = TableGame(["human", "expert"], QuiddlerConfig(hand_sizes=(3, 4)), seed=3)

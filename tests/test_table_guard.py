@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from agents import zoo
-from agents.table.session import TableGame
+from quiddler_agents import zoo
+from quiddler_agents.table.session import TableGame
 from tests.table_client import call, page_token, serve
 
 REPO = Path(__file__).resolve().parents[1]
@@ -141,7 +141,7 @@ def test_bundles_and_word_lists_named_on_the_command_line_are_offered(tmp_path):
 
 def _play(*args: str, **kwargs) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "agents.cli.play", *args],
+        [sys.executable, "-m", "quiddler_agents.cli.play", *args],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from agents.table import server as server_module
-from agents.table.server import CURRENT, TableServer
-from agents.table.session import TableGame
+from quiddler_agents.table import server as server_module
+from quiddler_agents.table.server import CURRENT, TableServer
+from quiddler_agents.table.session import TableGame
 from tests.table_client import call, page_token, serve
 from tests.test_table_guard import NEW, post, raw
 
@@ -161,7 +161,16 @@ def test_play_names_what_is_wrong_with_its_folders_and_replay_files(tmp_path):
     ]
     for args, message in cases:
         run = subprocess.run(
-            [sys.executable, "-m", "agents.cli.play", "--port", "0", "--games-dir", str(tmp_path / "g"), *args],
+            [
+                sys.executable,
+                "-m",
+                "quiddler_agents.cli.play",
+                "--port",
+                "0",
+                "--games-dir",
+                str(tmp_path / "g"),
+                *args,
+            ],
             cwd=REPO,
             capture_output=True,
             text=True,

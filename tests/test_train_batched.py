@@ -11,9 +11,9 @@ import pytest
 import torch
 import yaml
 
-from agents.training.checks import RunConfigError
-from agents.training.config import RunConfig
-from agents.training.sb3.trainer import build_vec_env
+from quiddler_agents.training.checks import RunConfigError
+from quiddler_agents.training.config import RunConfig
+from quiddler_agents.training.sb3.trainer import build_vec_env
 
 pytestmark = pytest.mark.slow  # training records the platform (a uname process)
 

@@ -114,7 +114,7 @@ def test_tiny_run_writes_the_whole_run_folder(tmp_path):
     assert summary["num_timesteps"] == 1024 and 0 < summary["session"]["env_share"] <= 1.0
 
     # The final model loads without unpickling anything and plays legal games.
-    from agents import make, play_game
+    from quiddler_agents import make, play_game
 
     desc = json.loads((run / "final" / "policy.json").read_text())
     assert desc["num_timesteps"] == 1024 and desc["config"]["num_players"] == 2

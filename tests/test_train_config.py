@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agents.training import RunFolderError, resume_run, start_run
-from agents.training.config import (
+from quiddler_agents.training import RunFolderError, resume_run, start_run
+from quiddler_agents.training.config import (
     RunConfig,
     RunConfigError,
     Schedule,
@@ -40,7 +40,7 @@ def test_shipped_configs_validate_and_round_trip(path):
 
 
 def test_eval_tables_mix_specs_and_seat_lists(tmp_path):
-    from agents.training.config import eval_tables
+    from quiddler_agents.training.config import eval_tables
 
     cfg = load_run_config(
         ROOT / "configs/quickstart.yaml", ["env.num_players=4", "eval.opponents=[greedy, [expert, greedy, random]]"]

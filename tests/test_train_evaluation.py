@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agents.training.config import load_run_config
-from agents.training.evaluation import evaluate_bundle
+from quiddler_agents.training.config import load_run_config
+from quiddler_agents.training.evaluation import evaluate_bundle
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE_4P = ROOT / "agents" / "zoo" / "table-4p"

@@ -7,11 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from agents import make
-from agents.policies import PolicyLoadError, load_policy, save_policy_bundle
-from agents.training.config import RunConfig
-from agents.training.sb3.opponents import TrainingEnv
-from agents.training.sb3.pretrain import Demonstrations, behaviour_clone, collect_demonstrations, imitate
+from quiddler_agents import make
+from quiddler_agents.policies import PolicyLoadError, load_policy, save_policy_bundle
+from quiddler_agents.training.config import RunConfig
+from quiddler_agents.training.sb3.opponents import TrainingEnv
+from quiddler_agents.training.sb3.pretrain import Demonstrations, behaviour_clone, collect_demonstrations, imitate
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.dictionary import load_dictionary
 from quiddler_env.core.game import Phase
@@ -256,7 +256,7 @@ def test_dagger_rounds_refit_on_the_gathered_decisions():
 def test_soft_labels_are_the_teachers_values_through_a_softmax_and_the_fit_follows_them():
     from sb3_contrib import MaskablePPO
 
-    from agents.training.sb3.pretrain import soft_target
+    from quiddler_agents.training.sb3.pretrain import soft_target
 
     class Weighed:
         last_values = ([3, 5, 40], np.asarray([2.0, 4.0, 0.0]))

@@ -8,11 +8,11 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from agents.policies import load_policy
-from agents.training.opponents import LEAGUE, OpponentMixture
-from agents.training.runfiles import CsvTable
-from agents.training.sb3.league import League, member_name
-from agents.training.sb3.opponents import make_training_env
+from quiddler_agents.policies import load_policy
+from quiddler_agents.training.opponents import LEAGUE, OpponentMixture
+from quiddler_agents.training.runfiles import CsvTable
+from quiddler_agents.training.sb3.league import League, member_name
+from quiddler_agents.training.sb3.opponents import make_training_env
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.envs.observation import observation_layout
 
@@ -137,8 +137,8 @@ def test_csv_table_appends_extends_and_truncates(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("vec_env", ["dummy", "subproc", "batched"])
 def test_training_vec_env_masks_match_the_envs(vec_env):
-    from agents.training.config import RunConfig
-    from agents.training.sb3.trainer import build_vec_env
+    from quiddler_agents.training.config import RunConfig
+    from quiddler_agents.training.sb3.trainer import build_vec_env
 
     cfg = RunConfig.from_mapping({"opponents": [{"spec": "random"}], "train": {"n_envs": 2, "vec_env": vec_env}})
     venv = build_vec_env(cfg, [])

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import yaml
 
-from agents.training.run import checkpoints, read_checkpoint_state
+from quiddler_agents.training.run import checkpoints, read_checkpoint_state
 from quiddler_env.core import files
 
 pytestmark = pytest.mark.slow  # every test here trains or starts train.py

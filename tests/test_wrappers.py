@@ -11,8 +11,8 @@ from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import api_test, seed_test
 
 import quiddler_env
-from agents import make
-from agents.training.sb3.opponents import TrainingEnv
+from quiddler_agents import make
+from quiddler_agents.training.sb3.opponents import TrainingEnv
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.envs.gym_env import QuiddlerEnv
 from quiddler_env.envs.observation import observation_layout

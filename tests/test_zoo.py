@@ -10,10 +10,10 @@ import yaml
 
 torch = pytest.importorskip("torch")
 
-import agents  # noqa: E402
-from agents import zoo  # noqa: E402
-from agents.policies import write_rllib_export  # noqa: E402
-from agents.policies.rllib import actor_network  # noqa: E402
+import quiddler_agents  # noqa: E402
+from quiddler_agents import zoo  # noqa: E402
+from quiddler_agents.policies import write_rllib_export  # noqa: E402
+from quiddler_agents.policies.rllib import actor_network  # noqa: E402
 from quiddler_env.core.config import QuiddlerConfig  # noqa: E402
 from quiddler_env.envs.observation import observation_layout  # noqa: E402
 
@@ -47,15 +47,15 @@ def test_ship_makes_an_entry_that_zoo_specs_load_weights_only(tmp_path, monkeypa
     )
     assert (entry / "run.json").read_bytes() == (run / "run.json").read_bytes()  # how it ran, resumes included
     assert zoo.entries() == ["tiny-2p"] and zoo.summary("tiny-2p") == "tiny-2p: a test policy"
-    assert "zoo:tiny-2p: tiny-2p: a test policy" in agents.available()
-    bot = agents.make("zoo:tiny-2p", seed=0, num_players=2)
+    assert "zoo:tiny-2p: tiny-2p: a test policy" in quiddler_agents.available()
+    bot = quiddler_agents.make("zoo:tiny-2p", seed=0, num_players=2)
     for _, obs, mask in random_states(QuiddlerConfig(), seed=1, count=20):
         assert mask[bot.act(obs, mask)] == 1
-    assert agents.registry.bundle_path("zoo:tiny-2p") == str(entry)
+    assert quiddler_agents.registry.bundle_path("zoo:tiny-2p") == str(entry)
     with pytest.raises(ValueError, match="no zoo policy 'nope'; the zoo has: tiny-2p"):
-        agents.make("zoo:nope", seed=0, num_players=2)
+        quiddler_agents.make("zoo:nope", seed=0, num_players=2)
     with pytest.raises(ValueError, match="zoo needs a name"):
-        agents.make("zoo:", seed=0, num_players=2)
+        quiddler_agents.make("zoo:", seed=0, num_players=2)
 
 
 def test_ship_refuses_an_unfinished_run(tmp_path):
@@ -73,7 +73,7 @@ def test_every_shipped_policy_is_whole_and_plays_legal_moves(name):
     assert (entry / "policy.pt").stat().st_size < 4 << 20  # small
     cfg = yaml.safe_load((entry / "config.yaml").read_text(encoding="utf-8"))
     n = cfg["env"]["num_players"]
-    bot = agents.make(f"zoo:{name}", seed=0, num_players=n)
+    bot = quiddler_agents.make(f"zoo:{name}", seed=0, num_players=n)
     for _, obs, mask in random_states(QuiddlerConfig(num_players=n), seed=2, count=30):
         action = bot.act(obs, mask)
         assert isinstance(action, int) and mask[action] == 1

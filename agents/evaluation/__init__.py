@@ -1,6 +1,6 @@
 """Evaluating policies: tournaments with rotated seats and duplicate deals, intervals, ratings, reports.
 
-    from agents.evaluation import Tournament, run_tournament, summarize
+    from quiddler_agents.evaluation import Tournament, run_tournament, summarize
 
     t = Tournament(("expert", "greedy", "random"), games=300, seed=0)
     played = run_tournament(t, workers=2)

@@ -1,6 +1,6 @@
 """Policies exported from RLlib training: a plain actor MLP that plays without Ray, loaded without unpickling.
 
-`agents.training` exports the learner's actor network (RLlib's actor encoder and
+`quiddler_agents.training` exports the learner's actor network (RLlib's actor encoder and
 policy head: linear layers with one activation between them) as a bundle
 (`bundle.py` has the format) of `policy.pt` (the `torch.nn.Sequential` state_dict:
 `0.weight`, `0.bias`, `2.weight`, ...) and `policy.json`. The description adds to the
@@ -8,7 +8,7 @@ common fields `framework` ("rllib"), `policy_class` ("MaskedActorMLP"),
 `hidden_layers` (sizes), `activation` (one of `bundle.ACTIVATIONS`), `ray_version` and
 training details.
 
-There is no pickle anywhere, and Ray is never imported here: `agents.make("policy:PATH")`
+There is no pickle anywhere, and Ray is never imported here: `quiddler_agents.make("policy:PATH")`
 plays an export like an SB3 bundle. The action is the masked argmax of the logits (or
 a sample from the masked softmax with the agent's own generator), which is what
 RLlib's masked module computes.

@@ -52,7 +52,7 @@ def check_description(desc: dict[str, Any], file: Path) -> dict[str, Any]:
     if bundle.framework_of(desc) != FRAMEWORK:
         raise PolicyLoadError(
             f"policy description {file} is a {bundle.framework_of(desc)} export, not an SB3 bundle "
-            f"(agents.policies.load_policy loads both)"
+            f"(quiddler_agents.policies.load_policy loads both)"
         )
     bundle.check_fields(desc, file, SB3_FIELDS)
     return desc

@@ -1,6 +1,6 @@
 """Training from YAML run configs: one run layer, thin backends.
 
-    from agents.training import load_run_config, start_run, resume_run
+    from quiddler_agents.training import load_run_config, start_run, resume_run
     cfg = load_run_config("configs/quickstart.yaml", ["train.total_timesteps=50000"])
     summary = start_run(cfg)              # writes runs/quickstart/...
     summary = resume_run("runs/quickstart", ["train.total_timesteps=100000"])

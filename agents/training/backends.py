@@ -1,4 +1,4 @@
-"""The trainers a run config's `backend` names: one entry per sub-package of `agents.training`.
+"""The trainers a run config's `backend` names: one entry per sub-package of `quiddler_agents.training`.
 
 A backend is a sub-package with two modules:
 
@@ -6,7 +6,7 @@ A backend is a sub-package with two modules:
   `resolve_sections(data) -> dict` (those sections validated, defaults filled in) and
   `check_run(cfg)` (the constraints it puts on the shared sections). Importing it must
   not import the backend's library, so configs validate where it is not installed.
-- `trainer`: `make_trainer(session) -> Trainer` (see `agents.training.run.Trainer`),
+- `trainer`: `make_trainer(session) -> Trainer` (see `quiddler_agents.training.run.Trainer`),
   which may import the library.
 
 Adding a trainer: write `agents/training/<name>/` with those two modules and add
@@ -32,7 +32,7 @@ class Backend:
     package: str
     summary: str
     extra: str
-    """The extra of pyproject.toml that installs what it needs (`agents.extras`)."""
+    """The extra of pyproject.toml that installs what it needs (`quiddler_agents.extras`)."""
     needs: str
     """What `require` says needs the extra."""
 
@@ -66,7 +66,7 @@ def backend_part(name: str, part: str) -> ModuleType:
     if backend is None:
         raise RunConfigError(f"config key 'backend': bad value {name!r}; allowed: {', '.join(BACKENDS)}")
     try:
-        return importlib.import_module(f".{backend.package}.{part}", package=__package__)  # agents.training
+        return importlib.import_module(f".{backend.package}.{part}", package=__package__)  # quiddler_agents.training
     except ImportError as exc:
         raise RunConfigError(
             f"config key 'backend': {name!r} is not available here (install it: {backend.install}): {exc}"

@@ -17,7 +17,7 @@ every default:
 | `train` | `total_timesteps`, `n_envs`, `vec_env` (`auto`, `dummy`, `subproc`, or `batched`: every game in the batched engine, sb3 only), `checkpoint_every`, `keep_checkpoints`, `progress_bar`, `torch_threads`, `log_interval` |
 | `eval` | periodic evaluation: `every`, `games`, `opponents` (each a spec, which fills every other seat, or a list of one spec per other seat: a mixed table), `deterministic`, `seed`, `at_start` |
 | `pretrain` | imitation warm start before PPO: `teacher` (an agent spec, or null: none), `games`, `epochs`, `batch_size`, `learning_rate`, `value_coef`, then `dagger_rounds` rounds of `dagger_games` games in which the learner plays and the teacher labels its decisions (DAgger); `soft_labels` (a temperature: fit to the teacher's values, not its moves) |
-| the backend's sections | e.g. `ray` and `rllib` for `backend: rllib` (see `agents.training.rllib.config`); declared by the backend (`agents.training.backends`) |
+| the backend's sections | e.g. `ray` and `rllib` for `backend: rllib` (see `quiddler_agents.training.rllib.config`); declared by the backend (`quiddler_agents.training.backends`) |
 
 Files are read with `yaml.safe_load`; nothing is evaluated. An unknown key or a bad
 value raises `RunConfigError` naming the dotted key (`algo.n_steps`), the value and
@@ -282,7 +282,7 @@ class EvalConfig:
 
 @dataclass(frozen=True)
 class PretrainConfig:
-    """Imitation warm start (`agents.training.sb3.pretrain`): copy a teacher bot before PPO; off without a teacher."""
+    """Imitation warm start (`quiddler_agents.training.sb3.pretrain`): copy a teacher bot before PPO; off without a teacher."""
 
     teacher: str | None = checked(None, optional(_spec))
     games: int = checked(1000, positive_int)

@@ -3,7 +3,7 @@
 The policy (an exported bundle, loaded like any `policy:` agent) sits at a table with
 `num_players - 1` copies of each `eval.opponents` bot, or, for an entry that lists one spec
 per other seat, at that mixed table. The games are a `Tournament`
-of `agents.evaluation` (seats rotated, deals duplicated, each deal from `eval.seed`),
+of `quiddler_agents.evaluation` (seats rotated, deals duplicated, each deal from `eval.seed`),
 played by `play_scheduled_game`, so every evaluation of a run plays the same deals and
 a figure here means what it means in `evaluate.py`'s report.
 """

@@ -24,7 +24,7 @@ _SEED_BOUND = 2**63 - 1
 class OpponentMixture:
     """One opponent seat: at each episode it plays a policy drawn from weighted specs and the league pool.
 
-    `entries` are `(spec, weight)` pairs (agent specs of `agents.make`). With a
+    `entries` are `(spec, weight)` pairs (agent specs of `quiddler_agents.make`). With a
     non-empty pool (`set_league`), the pool is one more entry of weight
     `league_weight`, its members drawn uniformly. Agents are built once and cached;
     pool members are loaded with the safe loader (weights only, nothing unpickled).

@@ -25,7 +25,7 @@ at once; if the run fails before its first checkpoint the folder is removed agai
 `--resume` takes the newest checkpoint whose files match their checksums and that the
 backend can load, and says which ones it skipped.
 
-A backend (`agents.training.backends`) supplies a `Trainer` and calls
+A backend (`quiddler_agents.training.backends`) supplies a `Trainer` and calls
 `RunSession.boundary(step)` whenever its model, optimiser and step count agree (SB3:
 at each rollout start; RLlib: after each iteration). The session evaluates, keeps the
 best model and writes checkpoints when their step has come.
@@ -89,7 +89,7 @@ class Trainer(Protocol):
         """Train to `train.total_timesteps`, calling `session.boundary(step)` at consistent points."""
 
     def export_policy(self, folder: Path, description: dict[str, Any]) -> None:
-        """Write the current policy as a bundle folder at `folder` (as one unit; see `agents.policies`)."""
+        """Write the current policy as a bundle folder at `folder` (as one unit; see `quiddler_agents.policies`)."""
 
     def save_state(self, folder: Path) -> dict[str, Any]:
         """Write the backend's checkpoint files into the (staging) `folder`; return its JSON-able state."""

@@ -1,6 +1,6 @@
 """What a run folder records besides models: the run's metadata, the metric CSVs and the learning curve.
 
-The folder's layout is in `agents.training.run`; every write goes through
+The folder's layout is in `quiddler_agents.training.run`; every write goes through
 `quiddler_env.core.files` (whole files only).
 """
 

@@ -1,11 +1,11 @@
-"""The baseline bots compiled for the batched engine: `random` and `greedy`, as `agents.simple` plays them.
+"""The baseline bots compiled for the batched engine: `random` and `greedy`, as `quiddler_agents.simple` plays them.
 
 They read only their seat's view: their own hand, the discard top and their legal moves
 (the figures of the laid layouts and of their own candidates when they lay), as the
 Python bots read their observation. Their choices come from each game's bot generator
 (`rng[:, 1]`), so the cards a game deals do not depend on who plays it. `play_bots`
 moves every game forward until a seat that is not a compiled bot is to move, or the
-game ends; `tests/test_batch_bots.py` checks the greedy choices against `agents.simple`.
+game ends; `tests/test_batch_bots.py` checks the greedy choices against `quiddler_agents.simple`.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def _nth_face(faces, n):
 
 @njit(cache=True, nogil=True, inline="always")  # inlined: a call costs a reference count per array
 def random_action(i, cards, ints, rng, go, L, R, S):
-    """Uniform over the legal moves (`agents.simple.RandomAgent`); lays by the automatic rule.
+    """Uniform over the legal moves (`quiddler_agents.simple.RandomAgent`); lays by the automatic rule.
 
     In the discard phase the pick lands uniformly on one of 2d moves (d: the faces in the hand): a
     discard of each face, always legal, and going out with each. A go-out pick is checked for that face
@@ -192,7 +192,7 @@ def _table(h, row, R, S):
 
 @njit(cache=True, nogil=True)
 def greedy_action(i, mask, cards, ints, rng, L, R, S, best_memo, table_memo):
-    """`agents.simple.GreedyAgent`: take the discard when it raises the best score it can keep, go out
+    """`quiddler_agents.simple.GreedyAgent`: take the discard when it raises the best score it can keep, go out
     whenever it can, else discard what hurts its best layout least; ties from the bot generator.
 
     Memos (exact, keyed by the hand): the best score of the hand a seat kept after its discard

@@ -8,7 +8,7 @@
 | `trainer` | `make_trainer(session)`: the run layer's `Trainer` (Ray, the algorithm, checkpoints, exports) | yes |
 
 The run folder, checkpoints, resume, evaluation and the best model are the run layer's
-(`agents.training.run`). Needs the extra: `pip install -e .[rllib]` (its own virtual env:
+(`quiddler_agents.training.run`). Needs the extra: `pip install -e .[rllib]` (its own virtual env:
 RLlib 2.60 wants gymnasium 1.2.x). This package's `__init__` and `config` import no Ray,
 so a config with `backend: rllib` validates without it.
 """

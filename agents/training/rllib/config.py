@@ -1,6 +1,6 @@
 """What the rllib backend adds to a run config: the `ray` and `rllib` sections, and the translation to RLlib.
 
-The backend's `config` module (`agents.training.backends`): `SECTIONS`, `ENV_OPTIONS`
+The backend's `config` module (`quiddler_agents.training.backends`): `SECTIONS`, `ENV_OPTIONS`
 (none), `resolve_sections` and `check_run`. It imports nothing of Ray, so a config
 validates where Ray is not installed (`train.py` then says the backend is unavailable).
 

@@ -5,7 +5,7 @@
     python train.py --resume runs/rllib_selfplay [rllib.num_env_runners=8]
 
 What only RLlib needs; the run folder, checkpoints, resume, evaluation, the best model
-and the summary are the run layer's (`agents.training.run`). `make_trainer(session)`
+and the summary are the run layer's (`quiddler_agents.training.run`). `make_trainer(session)`
 returns an `RLlibTrainer`:
 
 - Ray: `ray.init()` starts a local instance sized to the run, or joins `ray.address`
@@ -25,7 +25,7 @@ returns an `RLlibTrainer`:
   sha256 in `state.json` before `restore_from_path` reads them) and the exported policy
   (`policy/`, playable without Ray). The backend state is the training iteration.
 - Policy bundles (`best/`, `final/`, evaluation): the learner's actor (encoder MLP and
-  policy head) as a plain MLP (`agents.policies.rllib`), checked to reproduce the
+  policy head) as a plain MLP (`quiddler_agents.policies.rllib`), checked to reproduce the
   module's logits before it is written; `evaluate.py --players policy:RUN_DIR` plays it
   without Ray.
 

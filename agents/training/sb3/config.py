@@ -1,6 +1,6 @@
 """What the sb3 backend adds to a run config: no section of its own, the training env's `layout_shaping`.
 
-Imports nothing of SB3, so a config validates without it (see `agents.training.backends`).
+Imports nothing of SB3, so a config validates without it (see `quiddler_agents.training.backends`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Self-play league: a bounded pool of frozen copies of the learner, kept as policy bundles on disk.
 
 Every `snapshot_every` steps the learner is saved (weights + JSON, the safe-load
-bundle of `agents.policies`) as `league/step_<N>/` in the run folder and joins the
+bundle of `quiddler_agents.policies`) as `league/step_<N>/` in the run folder and joins the
 pool; the oldest member leaves once the pool holds more than `pool_size`. Training
 envs load members with the safe loader (weights only). The pool is a list of folder
 names, saved in every checkpoint so a resumed run has the same opponents.

@@ -1,7 +1,7 @@
 """The sb3 trainer: MaskablePPO (sb3-contrib) on `Quiddler-v0` with bot opponents and a self-play league.
 
 What only SB3 needs; the run folder, checkpoints, evaluation and the best model are the
-run layer's (`agents.training.run`). The pieces:
+run layer's (`quiddler_agents.training.run`). The pieces:
 
 - Imitation warm start (`pretrain`): before the first step of a new run, the network
   copies a teacher bot.
