@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -452,3 +454,29 @@ def test_tianshou_collects_quiddler_v0_with_flat_infos():
     info = collector.buffer.info
     assert info.round_scores.shape[1:] == (3,) and info.action_mask.shape[1:] == (64,)
     assert not np.asarray(info.illegal_action).any()
+
+
+@pytest.mark.slow  # RecordVideo starts ffmpeg
+def test_quiddler_v0_renders_the_table_as_an_image_for_record_video(tmp_path):
+    env = gym.make("Quiddler-v0", hand_sizes=[3, 4], opponents="greedy", render_mode="rgb_array")
+    obs, info = env.reset(seed=3)
+    frames = [env.render()]
+    done = False
+    while not done:
+        obs, reward, terminated, truncated, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        done = terminated or truncated
+        frames.append(env.render())
+    assert all(f.dtype == np.uint8 and f.ndim == 3 and f.shape == frames[0].shape for f in frames)
+    assert sum(not np.array_equal(a, b) for a, b in zip(frames, frames[1:], strict=False)) >= len(frames) // 2
+    if importlib.util.find_spec("moviepy") is None:
+        pytest.skip("RecordVideo needs moviepy")
+    recorded = gym.wrappers.RecordVideo(
+        gym.make("Quiddler-v0", hand_sizes=[3], render_mode="rgb_array"), str(tmp_path / "video")
+    )
+    obs, info = recorded.reset(seed=1)
+    done = False
+    while not done:
+        obs, reward, terminated, truncated, info = recorded.step(int(np.flatnonzero(info["action_mask"])[0]))
+        done = terminated or truncated
+    recorded.close()
+    assert list((tmp_path / "video").glob("*.mp4"))

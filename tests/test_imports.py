@@ -4,6 +4,7 @@ and imports pointing down only (core knows no RL library, envs know no agents, n
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -183,3 +184,20 @@ def test_the_envs_reach_the_agents_package_in_one_place_only_lazily():
                 function = scope.name if isinstance(scope, ast.FunctionDef) else None
                 found.append((path.relative_to(ROOT).as_posix(), function, names))
     assert found == [("quiddler_env/envs/gym_env.py", "build_opponents", ["quiddler_agents"])]
+
+
+def test_users_read_and_run_one_import_name():
+    """The agents package is `quiddler_agents` wherever a user reads or runs code: the README, the docs, the
+    examples, the benchmarks, the tests and the root scripts (a checkout importing both names loads it twice)."""
+    old = re.compile(r"^\s*(from agents[. ]|import agents\b)", re.M)
+    places = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "agents" / "zoo").glob("*/README.md")]
+    for folder in ("examples", "benchmarks", "tests"):
+        places += (ROOT / folder).rglob("*.py")
+    places += [ROOT / name for name in ("train.py", "evaluate.py", "play.py")]
+    found = [
+        f"{p.relative_to(ROOT)}: {m.group(0).strip()}"
+        for p in places
+        if p.name != "test_imports.py"  # builds a throwaway `agents` package to test the import graph
+        for m in old.finditer(p.read_text())
+    ]
+    assert not found, found

@@ -37,7 +37,8 @@ DEFAULT_REWARD_SCALE = {"round_score": 0.01, "relative": 0.01, "lead": 0.01, "wi
 """Round points are divided by 100 so a round's reward is about -1..2; a game result is +1/0/-1."""
 RENDER_MODES = ("human", "ansi")
 AEC_RENDER_MODES = (*RENDER_MODES, "rgb_array")
-"""The AEC env's (and `SelfPlayEnv`'s): the text modes and "rgb_array", the table as an image (`render_image`)."""
+"""The AEC env's, `Quiddler-v0`'s and `SelfPlayEnv`'s: the text modes and "rgb_array", the table as an image
+(`render_image`)."""
 ILLEGAL_ACTION_MODES = ("terminate", "raise")
 ENV_KINDS = ("aec", "gym", "solitaire", "vector")
 """aec: `quiddler_v0.raw_env` / `env()` (and `SelfPlayEnv`); gym: `Quiddler-v0`; solitaire: `QuiddlerSolitaire-v0`;
@@ -319,10 +320,13 @@ ENV_OPTIONS: tuple[EnvOption, ...] = (
         "render_mode",
         None,
         "None, 'ansi' (render() returns the text table) or 'human' (prints it after every step); the AEC env "
-        "also 'rgb_array' (the table as an RGB image)",
+        "and Quiddler-v0 also 'rgb_array' (the table as an RGB image)",
         lambda v, cfg, opts: check_render_mode(v),
         ("aec", "gym", "solitaire"),
-        {"aec": lambda v, cfg, opts: check_render_mode(v, AEC_RENDER_MODES)},
+        {
+            "aec": lambda v, cfg, opts: check_render_mode(v, AEC_RENDER_MODES),
+            "gym": lambda v, cfg, opts: check_render_mode(v, AEC_RENDER_MODES),
+        },
     ),
     EnvOption(
         "render_view",

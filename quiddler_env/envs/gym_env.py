@@ -78,6 +78,7 @@ from ..core.game import Phase, QuiddlerGame
 from . import common
 from .common import IllegalActionError
 from .observation import encode_observation
+from .render_image import render_rgb
 
 GYM_OPTION_DEFAULTS: dict[str, Any] = common.env_option_defaults("gym")
 """This env's options and defaults (from `common.ENV_OPTIONS`)."""
@@ -144,7 +145,7 @@ def build_opponents(entries: list[Any] | None, config: QuiddlerConfig) -> list[A
 class QuiddlerEnv(gym.Env):
     """Quiddler for one learner against policies inside the env (see the module docstring)."""
 
-    metadata = {"render_modes": list(common.RENDER_MODES), "render_fps": 1}
+    metadata = {"render_modes": list(common.AEC_RENDER_MODES), "render_fps": 1}
 
     def __init__(
         self,
@@ -325,8 +326,9 @@ class QuiddlerEnv(gym.Env):
 
     # -- rendering ---------------------------------------------------------------------------
 
-    def render(self) -> str | None:
-        """'ansi': the text table (the learner's hand, or as `render_view` says); 'human': print it."""
+    def render(self) -> str | np.ndarray | None:
+        """'ansi': the text table (the learner's hand, or as `render_view` says); 'human': print it;
+        'rgb_array': the table as an image (`render_image`), for Gymnasium's `RecordVideo`."""
         if self.render_mode is None:
             gym.logger.warn("You are calling render method without specifying any render mode.")
             return None
@@ -339,6 +341,8 @@ class QuiddlerEnv(gym.Env):
         else:
             shown = [self.render_view]
         last = common.describe_move(*self._last_move) if self._last_move else None
+        if self.render_mode == "rgb_array":
+            return render_rgb(self.game, self.names, shown, last)
         text = common.render_table(self.game, self.names, shown, last)
         if self.render_mode == "ansi":
             return text
