@@ -62,7 +62,18 @@ def _observation_sizes() -> str:
     return "\n".join(rows)
 
 
-TABLES = {"rule-options": _rule_options, "env-options": _env_options, "observation-sizes": _observation_sizes}
+def _env_versions() -> str:
+    from quiddler_env.envs.versions import versions_table
+
+    return versions_table()
+
+
+TABLES = {
+    "rule-options": _rule_options,
+    "env-options": _env_options,
+    "observation-sizes": _observation_sizes,
+    "env-versions": _env_versions,
+}
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:

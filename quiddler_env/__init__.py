@@ -7,6 +7,8 @@
   `pettingzoo.make("aec", "quiddler/quiddler-v0")` too.
 - `quiddler_env.wrappers`: the solver features the shipped policies read (`quiddler_env.features`),
   appended to any env's observations.
+- `ENV_VERSION`: the env version, bumped whenever what an agent sees, may do or is paid changes (the ids'
+  `v0` names the API family; `quiddler_env.envs.versions` holds the history).
 - `IllegalActionError` (a ValueError): the one error for an illegal action, in the engine and every env.
 """
 
@@ -18,6 +20,7 @@ from .core import IllegalActionError, QuiddlerConfig
 from .core.dictionary import load_dictionary
 from .core.solver import Layout, get_solver
 from .envs import registration as _registration  # noqa: F401  (registers the Gymnasium ids)
+from .envs.versions import ENV_VERSION
 
 __version__ = "0.8.12"
 
@@ -46,4 +49,13 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'quiddler_env' has no attribute {name!r}")
 
 
-__all__ = ["IllegalActionError", "QuiddlerConfig", "Layout", "best_layout", "can_go_out", "env", "raw_env"]
+__all__ = [
+    "ENV_VERSION",
+    "IllegalActionError",
+    "QuiddlerConfig",
+    "Layout",
+    "best_layout",
+    "can_go_out",
+    "env",
+    "raw_env",
+]

@@ -7,7 +7,7 @@ holding anything evaluate.py did not write is refused (`check_output`), not repl
 
 | file | content |
 |---|---|
-| `results.json` | every figure (`summary.summarize`), the resolved tournament and rules, each policy's bundle folder and weights sha256 (`policies`), the dictionary identity, package versions, the seed; `run` holds what varies between runs (workers, time) |
+| `results.json` | every figure (`summary.summarize`), the resolved tournament and rules, each policy's bundle folder and weights sha256 (`policies`), the dictionary identity, package versions, the env version (`env_version`), the seed; `run` holds what varies between runs (workers, time) |
 | `games.csv` | one row per player per game |
 | `report.md` | the figures as tables, with the plots |
 | `win_rate.png`, `final_scores.png`, `round_scores.png` | win rate with Wilson whiskers, final-score distributions, mean round score by hand size with interval whiskers |
@@ -28,6 +28,7 @@ from typing import Any
 
 from quiddler_env.core import files
 from quiddler_env.core.cards import FACES
+from quiddler_env.envs.versions import ENV_VERSION
 
 from ..cli import program
 from ..extras import install_command, missing
@@ -143,6 +144,7 @@ def results_document(
         "policies": policies or {},
         "dictionary": dictionary_identity(tournament.rules.dictionary),
         "versions": package_versions(),
+        "env_version": ENV_VERSION,
         "summary": _rounded(summary),
         "run": run,
     }

@@ -11,7 +11,8 @@ A policy bundle is a folder:
 Common `policy.json` fields (checked by `read_description`): `format` (1), `framework`
 (`"sb3"`, the default when absent, or `"rllib"`), `observation_size`, `action_size`,
 `weights_sha256` (of `policy.pt`, required), `model_sha256` (of `model.zip`, when the
-bundle has one), `quiddler_env_version`, `config` (the `QuiddlerConfig` as a dict) and
+bundle has one), `quiddler_env_version`, `env_version` (`quiddler_env.ENV_VERSION` when written; loading a
+bundle made for another env version warns in one line, `warn_env_version`), `config` (the `QuiddlerConfig` as a dict) and
 whatever the trainer adds. The network's shape is the framework's part: `sb3.py`
 (`net_arch`, `activation`, `policy_class`, ...) and `rllib.py` (`hidden_layers`, ...).
 
@@ -30,6 +31,7 @@ import json
 import os
 import pickle
 import re
+import warnings
 import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -39,6 +41,7 @@ from quiddler_env.core import files
 from quiddler_env.core.actions import num_actions
 from quiddler_env.core.config import MAX_PLAYERS, MIN_PLAYERS, QuiddlerConfig
 from quiddler_env.envs.observation import observation_layout
+from quiddler_env.envs.versions import ENV_VERSION, EnvVersionWarning, env_version_mismatch
 
 BUNDLE_FORMAT = 1
 MODEL_FILE = "model.zip"
@@ -165,6 +168,28 @@ def read_description(path: str | os.PathLike) -> dict[str, Any]:
     return check_description(desc, file)
 
 
+_ENV_VERSION_WARNED: dict = {}
+
+
+def warn_env_version(description: Mapping[str, Any], name: str | os.PathLike) -> str | None:
+    """Warn in one line (`EnvVersionWarning`) when the bundle was made for another env version; returns the line.
+
+    Not a refusal: the sizes are checked apart, and a policy of an older version may still play. Shown once per
+    bundle and process, as one line on stderr: the warning's place is the bundle's `policy.json` at line 0, so
+    Python prints no source line under it."""
+    message = env_version_mismatch(dict(description), str(name))
+    if message is not None:
+        warnings.warn_explicit(
+            message,
+            EnvVersionWarning,
+            filename=str(bundle_dir(name) / DESCRIPTION_FILE),
+            lineno=0,
+            module=__name__,
+            registry=_ENV_VERSION_WARNED,
+        )
+    return message
+
+
 def verify_weights(folder: str | os.PathLike, description: Mapping[str, Any]) -> None:
     """`policy.pt` matches its `weights_sha256`, and `model.zip`, where there is one, its `model_sha256`.
 
@@ -289,7 +314,7 @@ def new_description(extra: Mapping[str, Any] | None, **fields: Any) -> dict[str,
         out["config"] = out["config"].to_dict()
     out.setdefault("config", None)
     out.update(fields)
-    out.update(format=BUNDLE_FORMAT, quiddler_env_version=quiddler_env.__version__)
+    out.update(format=BUNDLE_FORMAT, quiddler_env_version=quiddler_env.__version__, env_version=ENV_VERSION)
     return out
 
 

@@ -159,6 +159,7 @@ def load_rllib_policy(
         net.load_state_dict(state, strict=True)
     except (RuntimeError, TypeError) as exc:
         raise PolicyLoadError(f"policy weights {weights} do not fit the network in {file}: {exc}") from None
+    bundle.warn_env_version(desc, directory)
     obs_size = desc["observation_size"]
     return RLlibPolicyAgent(
         net,

@@ -200,6 +200,8 @@ def load_policy(
             policy.load_state_dict(state, strict=True)
         except (RuntimeError, TypeError) as exc:
             raise PolicyLoadError(f"policy weights {weights} do not fit the network in {file}: {exc}") from None
+    if desc is not None:
+        bundle.warn_env_version(desc, directory)
     return PolicyAgent(
         policy,
         obs_size,

@@ -8,7 +8,7 @@ A run folder (`runs/<name>`) holds one run:
 | path | content |
 |---|---|
 | `config.yaml` | the resolved run config (`--resume` reads it back) |
-| `run.json` | command line, start time, Python, platform, package versions, the dictionary's identity, resumes |
+| `run.json` | command line, start time, Python, platform, package versions, the env version (`env_version`), the dictionary's identity, resumes |
 | `train.csv` | one row per logged training iteration (the backend's figures) |
 | `eval.csv` | one row per evaluation and opponent: games, win/tie/loss rates, mean totals, margin |
 | `learning_curve.png` | evaluation win rate and mean total against each bot over steps |

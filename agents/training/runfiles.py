@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from quiddler_env.core import files
+from quiddler_env.envs.versions import ENV_VERSION
 
 from ..provenance import dictionary_identity, now_iso, package_versions
 
@@ -29,6 +30,7 @@ def run_metadata(command: Sequence[str], dictionary: str) -> dict[str, Any]:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "packages": package_versions(),
+        "env_version": ENV_VERSION,
         "dictionary": dictionary_identity(dictionary),
         "resumes": [],
     }

@@ -79,6 +79,7 @@ from . import common
 from .common import IllegalActionError
 from .observation import encode_observation
 from .render_image import render_rgb
+from .versions import ENV_VERSION
 
 GYM_OPTION_DEFAULTS: dict[str, Any] = common.env_option_defaults("gym")
 """This env's options and defaults (from `common.ENV_OPTIONS`)."""
@@ -145,7 +146,7 @@ def build_opponents(entries: list[Any] | None, config: QuiddlerConfig) -> list[A
 class QuiddlerEnv(gym.Env):
     """Quiddler for one learner against policies inside the env (see the module docstring)."""
 
-    metadata = {"render_modes": list(common.AEC_RENDER_MODES), "render_fps": 1}
+    metadata = {"render_modes": list(common.AEC_RENDER_MODES), "render_fps": 1, "env_version": ENV_VERSION}
 
     def __init__(
         self,

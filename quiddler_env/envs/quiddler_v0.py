@@ -263,6 +263,7 @@ from .common import IllegalActionError
 from .observation import encode_observation
 from .render_image import render_rgb
 from .state import encode_state, state_box
+from .versions import ENV_VERSION
 
 ILLEGAL_MOVE_REWARD = -1
 
@@ -451,6 +452,7 @@ class raw_env(AECEnv, EzPickle):
         "name": "quiddler_v0",
         "is_parallelizable": False,
         "render_fps": 1,
+        "env_version": ENV_VERSION,
     }
 
     def __init__(

@@ -38,7 +38,11 @@ from . import common, quiddler_v0
 class SelfPlayEnv(gym.Env):
     """The AEC env seen by one policy that plays every seat (options as for `quiddler_v0.env`)."""
 
-    metadata = {"render_modes": list(quiddler_v0.raw_env.metadata["render_modes"]), "render_fps": 1}
+    metadata = {
+        "render_modes": list(quiddler_v0.raw_env.metadata["render_modes"]),
+        "render_fps": 1,
+        "env_version": quiddler_v0.raw_env.metadata["env_version"],
+    }
 
     def __init__(self, config: Any = None, **options: Any) -> None:
         self.aec = quiddler_v0.env(config, **options)

@@ -67,6 +67,7 @@ from ..core.batch import BatchGame, game_seed, learner_seats
 from ..core.config import QuiddlerConfig
 from . import common
 from .common import COMPILED, IllegalActionError, OpponentMix
+from .versions import ENV_VERSION
 
 RESET_ACTION = BB.RESET_ACTION
 """The one action a sub-env's mask allows in the step that ended its episode (its next action is ignored)."""
@@ -81,7 +82,7 @@ _REWARD_CODES = dict(zip(common.REWARD_MODES, (K.ROUND_SCORE, K.RELATIVE, K.LEAD
 class QuiddlerVectorEnv(VectorEnv):
     """N games of Quiddler for one learner seat each, the other seats inside (see the module docstring)."""
 
-    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": [], "env_version": ENV_VERSION}
 
     def __init__(
         self,
