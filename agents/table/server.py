@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import sys
 import threading
 import time
@@ -264,8 +265,7 @@ class TableHandler(BaseHTTPRequestHandler):
         try:
             body = self._body()
         except Refused as exc:
-            self.close_connection = True  # the unread body must not be taken for the next request
-            return self._json({"error": str(exc)}, exc.status)
+            return self._refuse(exc)
         self._answer(lambda: routes[url.path](body))
 
     def _allowed(self, method: str, path: str) -> bool:
@@ -273,10 +273,24 @@ class TableHandler(BaseHTTPRequestHandler):
         try:
             self.server.guard.check(method, path, self.headers)
         except Refused as exc:
-            self.close_connection = True
-            self._json({"error": str(exc)}, exc.status)
+            self._refuse(exc)
             return False
         return True
+
+    def _refuse(self, exc: Refused) -> None:
+        """Answer a refused request and close its connection, whose body may be unread.
+
+        The connection is closed only once the client has sent what it meant to (or a second has passed):
+        closing with unread bytes would reset it, and the client could lose the answer."""
+        self.close_connection = True  # an unread body must not be taken for the next request
+        self._json({"error": str(exc)}, exc.status)
+        try:
+            self.connection.shutdown(socket.SHUT_WR)
+            self.connection.settimeout(1)
+            while self.connection.recv(1 << 16):
+                pass
+        except OSError:
+            pass
 
     def _answer(self, call) -> None:
         with self.server.lock:
