@@ -169,6 +169,7 @@ def read_description(path: str | os.PathLike) -> dict[str, Any]:
 
 
 _ENV_VERSION_WARNED: dict = {}
+_ENV_VERSION_WARNED_BUNDLES: set[str] = set()
 
 
 def warn_env_version(description: Mapping[str, Any], name: str | os.PathLike) -> str | None:
@@ -178,7 +179,9 @@ def warn_env_version(description: Mapping[str, Any], name: str | os.PathLike) ->
     bundle and process, as one line on stderr: the warning's place is the bundle's `policy.json` at line 0, so
     Python prints no source line under it."""
     message = env_version_mismatch(dict(description), str(name))
-    if message is not None:
+    place = str(bundle_dir(name).resolve())
+    if message is not None and place not in _ENV_VERSION_WARNED_BUNDLES:  # once a process, whatever the filters
+        _ENV_VERSION_WARNED_BUNDLES.add(place)
         warnings.warn_explicit(
             message,
             EnvVersionWarning,
