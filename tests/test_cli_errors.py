@@ -96,6 +96,13 @@ def test_a_mapping_is_not_a_list_of_vocabularies():
     assert QuiddlerConfig(challenges=True, vocabularies=["referee", "enable"]).vocabularies == ("referee", "enable")
 
 
+def test_a_mapping_or_a_set_is_not_a_list_of_hand_sizes():
+    for value in ({3: 1, 4: 1}, {3, 4}):
+        with pytest.raises(ValueError, match="config key 'hand_sizes': bad value .* a list of 1..16 integers"):
+            QuiddlerConfig(hand_sizes=value)
+    assert QuiddlerConfig(hand_sizes=(4, 3)).hand_sizes == (4, 3)
+
+
 def test_train_refuses_bad_vocabularies_in_one_line(tmp_path, capsys):
     fifo = tmp_path / "fifo.txt"
     os.mkfifo(fifo)

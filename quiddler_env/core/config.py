@@ -170,7 +170,8 @@ class QuiddlerConfig:
         if not _is_int(self.num_players) or not MIN_PLAYERS <= self.num_players <= MAX_PLAYERS:
             raise bad("num_players", self.num_players, f"an integer {MIN_PLAYERS}..{MAX_PLAYERS}")
         sizes = self.hand_sizes
-        if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__iter__"):
+        # A mapping or a set is iterable too, but its keys are no ordered list of rounds.
+        if isinstance(sizes, (str, bytes, Mapping, set, frozenset)) or not hasattr(sizes, "__iter__"):
             raise bad("hand_sizes", sizes, f"a list of 1..{MAX_ROUNDS} integers, each 1..{MAX_HAND_SIZE}")
         sizes = tuple(sizes)
         if not 1 <= len(sizes) <= MAX_ROUNDS or not all(_is_int(s) and 1 <= s <= MAX_HAND_SIZE for s in sizes):
