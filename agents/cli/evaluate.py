@@ -247,7 +247,6 @@ def run(args: argparse.Namespace) -> int:
     options = resolve(args)
     from quiddler_env.core.files import FolderBusyError, FolderLock
     from quiddler_env.core.game import QuiddlerGame
-    from quiddler_env.core.vocabulary import check_word_lists
 
     from ..evaluation.report import check_output, remove_stale_run
     from ..evaluation.tournament import (
@@ -284,7 +283,7 @@ def run(args: argparse.Namespace) -> int:
             rules=rules,
             trusted=options["trust_models"],
         )
-        check_word_lists(tournament.rules)  # a bad word list fails here, naming its rule, not in a worker
+        tournament.rules.check_word_lists()  # a bad word list fails here, naming its rule, not in a worker
         QuiddlerGame(tournament.rules)
         build_players(tournament)  # every spec and model file checked before anything is played or written
         policies = policy_identities(tournament)

@@ -183,8 +183,6 @@ def bundle_step(folder: Path) -> int | None:
 def preflight(cfg: RunConfig) -> None:
     """What would fail later, checked before a run folder is made: the word lists (the referee's and, with
     challenges, each seat's), every agent the run plays."""
-    from quiddler_env.core.vocabulary import check_word_lists
-
     from ..registry import make
 
     backend = BACKENDS.get(cfg.backend)
@@ -192,7 +190,7 @@ def preflight(cfg: RunConfig) -> None:
         require(backend.extra, *backend.modules, what=backend.needs)
     rules = cfg.game_config()
     try:
-        check_word_lists(rules)
+        rules.check_word_lists()
     except ValueError as exc:
         raise RunConfigError(str(exc).replace("config key '", "config key 'env.", 1)) from None
     specs = [(f"opponents[{i}].spec", o.spec) for i, o in enumerate(cfg.opponents)]

@@ -282,6 +282,24 @@ class QuiddlerConfig:
                 del out[name]
         return out
 
+    def check_word_lists(self) -> None:
+        """Load the referee's word list and, with challenges, every seat's vocabulary, so that a missing or
+        unreadable file is a `ValueError` naming its config key up front (not a traceback later, inside the first
+        game or a worker)."""
+        from .dictionary import load_dictionary
+        from .vocabulary import load_vocabulary
+
+        try:
+            load_dictionary(self.dictionary)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"config key 'dictionary': {exc}") from None
+        if self.challenges:
+            for i, spec in enumerate(self.vocabularies):
+                try:
+                    load_vocabulary(spec, self.dictionary)
+                except (OSError, ValueError) as exc:
+                    raise ValueError(f"config key 'vocabularies[{i}]': {exc}") from None
+
     def seat_vocabulary(self, seat: int) -> str:
         """The vocabulary spec of `seat` (with `challenges`; the referee's list when none is given)."""
         if not self.vocabularies:

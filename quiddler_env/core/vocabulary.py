@@ -16,14 +16,9 @@ cached on disk, keyed by its words) like any dictionary's.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from .dictionary import DEFAULT_NAME, Dictionary, load_dictionary, word_list_identity
-
-if TYPE_CHECKING:
-    from .config import QuiddlerConfig
 
 REFEREE = "referee"
 
@@ -89,19 +84,3 @@ def load_vocabulary(spec: str, referee: str = DEFAULT_NAME) -> Dictionary:
 def coverage(vocabulary: Dictionary, referee: Dictionary) -> float:
     """The vocabulary's size against the referee's (at most 1): what a seat knows of its own knowledge."""
     return min(1.0, len(vocabulary.words) / len(referee.words))
-
-
-def check_word_lists(config: QuiddlerConfig) -> None:
-    """Load the referee's word list and, with challenges, every seat's vocabulary of a `QuiddlerConfig`, so that
-    a missing or unreadable file is a `ValueError` naming its config key up front (not a traceback later, inside
-    the first game or a worker)."""
-    try:
-        load_dictionary(config.dictionary)
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"config key 'dictionary': {exc}") from None
-    if config.challenges:
-        for i, spec in enumerate(config.vocabularies):
-            try:
-                load_vocabulary(spec, config.dictionary)
-            except (OSError, ValueError) as exc:
-                raise ValueError(f"config key 'vocabularies[{i}]': {exc}") from None
