@@ -31,24 +31,9 @@ from quiddler_agents.training.config import parse_override
 from quiddler_agents.training.run import checkpoints, read_checkpoint_state
 from quiddler_env.core import files
 from quiddler_env.core.config import QuiddlerConfig
+from tests.test_train_recovery import TINY  # the same tiny run
 
 ROOT = Path(__file__).resolve().parent.parent
-TINY = {
-    "name": "tiny",
-    "seed": 3,
-    "env": {"num_players": 2, "hand_sizes": [3, 4]},
-    "opponents": ["random"],
-    "algo": {"n_steps": 64, "batch_size": 64, "n_epochs": 1, "net_arch": [16]},
-    "train": {
-        "total_timesteps": 512,
-        "n_envs": 2,
-        "vec_env": "dummy",
-        "checkpoint_every": 128,
-        "keep_checkpoints": 5,
-        "progress_bar": False,
-    },
-    "eval": {"every": 256, "games": 2, "opponents": ["random"]},
-}
 DEEP = 100_000
 """Levels of nesting in the crafted files: far beyond what Python's parsers follow (about 1,000)."""
 
