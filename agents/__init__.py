@@ -1,7 +1,7 @@
 """Policies that play Quiddler from what their seat sees.
 
 Every agent has `reset(seed)` and `act(observation, action_mask) -> int` (the
-observation vector of `quiddler_env.envs.observation`, or PettingZoo's dict), owns
+observation vector of `quiddler_env.core.observation`, or PettingZoo's dict), owns
 its own numpy generator, and never returns a masked action. Build one from a spec:
 
     import quiddler_agents

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import QuiddlerGame
-from quiddler_env.envs.observation import encode_observation
+from quiddler_env.core.observation import encode_observation
 
 from .base import Agent
 

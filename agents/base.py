@@ -1,7 +1,7 @@
 """The agent protocol and what a seat sees, decoded from its observation vector.
 
 Every policy implements `reset(seed)` and `act(observation, action_mask) -> int`.
-`observation` is the float32 vector of `quiddler_env.envs.observation` (or the
+`observation` is the float32 vector of `quiddler_env.core.observation` (or the
 PettingZoo dict ``{"observation": ..., "action_mask": ...}``, then `action_mask` may
 be omitted). Bots read it through `SeatView`, which decodes the documented slices
 of `observation_layout(n)`; they never look at the game itself, so they act only on
@@ -22,9 +22,9 @@ from quiddler_env.core.actions import LAY_BASE, NUM_ACTIONS, num_actions
 from quiddler_env.core.cards import DECK_SIZE, NUM_FACES
 from quiddler_env.core.config import MAX_HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, QuiddlerConfig
 from quiddler_env.core.dictionary import load_dictionary
+from quiddler_env.core.observation import LETTERS_SCALE, TOTAL_SCALE, WORDS_SCALE, observation_layout
 from quiddler_env.core.solver import Figures, HandSolver, get_solver
 from quiddler_env.core.vocabulary import load_vocabulary
-from quiddler_env.envs.observation import LETTERS_SCALE, TOTAL_SCALE, WORDS_SCALE, observation_layout
 
 DRAW, DISCARD, LAY, CHALLENGE, OVER = "draw", "discard", "lay", "challenge", "over"
 MASK_SIZES = (NUM_ACTIONS, num_actions("choose"), num_actions(challenges=True))

@@ -36,7 +36,7 @@ from quiddler_env.core.batch import BatchGame
 from quiddler_env.core.cards import NUM_FACES
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import Phase, QuiddlerGame
-from quiddler_env.envs.observation import observation_layout
+from quiddler_env.core.observation import observation_layout
 
 from .base import DRAW, LAY, BaseAgent, SeatView, legal_list
 from .expert import ExpertAgent

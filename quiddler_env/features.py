@@ -40,9 +40,9 @@ from quiddler_env.core.borrow import borrow
 from quiddler_env.core.cards import NUM_FACES, POINTS
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.dictionary import load_dictionary
+from quiddler_env.core.observation import observation_layout
 from quiddler_env.core.solver import HandSolver, get_solver
 from quiddler_env.core.solver_kernel import best_layout_hand, discard_table, go_out_face_bits
-from quiddler_env.envs.observation import observation_layout
 
 SCORE_SCALE = 50.0
 WORDS_SCALE = 5.0

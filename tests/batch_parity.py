@@ -20,7 +20,7 @@ from quiddler_env.core.batch import BatchGame, StreamGenerator, game_seed
 from quiddler_env.core.cards import new_deck
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import QuiddlerGame
-from quiddler_env.envs.observation import encode_observation
+from quiddler_env.core.observation import encode_observation
 
 RULE_SETS: dict[str, dict] = {
     "default": {},

@@ -15,8 +15,8 @@ from quiddler_env.core import actions as A
 from quiddler_env.core.cards import COUNTS, FACE_INDEX, FACES
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import Phase, QuiddlerGame
+from quiddler_env.core.observation import encode_observation, observation_layout
 from quiddler_env.core.scoring import bonuses_in_play
-from quiddler_env.envs.observation import encode_observation, observation_layout
 
 F = FACE_INDEX
 BOTS = ("random", "greedy", "expert:samples=8", "search:samples=2")

@@ -12,7 +12,7 @@ from quiddler_env.core import actions as A
 from quiddler_env.core.cards import FACE_INDEX
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import QuiddlerGame
-from quiddler_env.envs.observation import encode_observation
+from quiddler_env.core.observation import encode_observation
 from tests.test_agents import stacked_deck
 
 F = FACE_INDEX

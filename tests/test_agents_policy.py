@@ -26,8 +26,8 @@ from quiddler_agents.policies import (  # noqa: E402
     save_policy_bundle,
 )
 from quiddler_env.core.config import QuiddlerConfig  # noqa: E402
+from quiddler_env.core.observation import observation_layout  # noqa: E402
 from quiddler_env.envs.gym_env import QuiddlerEnv  # noqa: E402
-from quiddler_env.envs.observation import observation_layout  # noqa: E402
 from tests.test_agents import random_states  # noqa: E402
 
 CONFIG = QuiddlerConfig(hand_sizes=(3, 4))

@@ -16,11 +16,11 @@ from quiddler_env.core import laying
 from quiddler_env.core.cards import FACE_INDEX, new_deck
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import Phase, QuiddlerGame
+from quiddler_env.core.observation import encode_observation, observation_layout
 from quiddler_env.core.scoring import Challenge, score_round
 from quiddler_env.core.solver import Layout
 from quiddler_env.core.vocabulary import load_vocabulary, parse_vocabulary_spec
 from quiddler_env.envs.gym_env import QuiddlerEnv
-from quiddler_env.envs.observation import encode_observation, observation_layout
 from quiddler_env.envs.quiddler_v0 import env as aec_env
 
 # -- stacked decks ---------------------------------------------------------------------------------

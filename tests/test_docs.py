@@ -14,8 +14,8 @@ import yaml
 
 import quiddler_env
 from quiddler_env.core.config import QuiddlerConfig
+from quiddler_env.core.observation import observation_layout
 from quiddler_env.envs.common import ENV_OPTIONS
-from quiddler_env.envs.observation import observation_layout
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

@@ -15,12 +15,13 @@ from pettingzoo.utils.env_logger import EnvLogger
 import quiddler_env
 from quiddler_env.core import actions as A
 from quiddler_env.core import batch_kernels as K
+from quiddler_env.core import observation
 from quiddler_env.core.batch import StreamGenerator, game_seed
 from quiddler_env.core.cards import COUNTS, FACES, POINTS, new_deck
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import QuiddlerGame
-from quiddler_env.envs import common, observation, quiddler_v0
-from quiddler_env.envs.observation import encode_observation, observation_layout
+from quiddler_env.core.observation import encode_observation, observation_layout
+from quiddler_env.envs import common, quiddler_v0
 from quiddler_env.envs.quiddler_v0 import env, raw_env
 
 REPO = Path(__file__).resolve().parents[1]
@@ -217,13 +218,13 @@ def test_observation_changes_with_own_hand():
     aec = raw_env()
     aec.reset(seed=5)
     before = aec.observe("player_0")["observation"]
-    hands = aec.unwrapped._batch.hands()[0]  # the engine's state, in place
+    hands = aec.unwrapped._engine._batch.hands()[0]  # the engine's state, in place
     hand = hands[0]
     f = next(f for f in range(len(FACES)) if hand[f])
     g = next(g for g in range(len(FACES)) if g != f and COUNTS[g] > hand[g])
     hand[f] -= 1
     hand[g] += 1
-    aec._view()
+    aec._engine._view()
     assert not np.array_equal(before, aec.observe("player_0")["observation"])
 
 
@@ -547,9 +548,9 @@ def test_cached_draw_phase_masks_agree_with_the_game():
 def test_an_empty_draw_pile_with_nothing_to_reshuffle_leaves_only_the_discard():
     aec = raw_env()
     aec.reset(seed=2)
-    batch = aec._batch
+    batch = aec._engine._batch
     batch.ints[0, K.I_DRAW_LEN], batch.ints[0, K.I_DISC_LEN] = 0, 1  # nothing left to draw or reshuffle
-    aec._view()
+    aec._engine._view()
     assert aec.observe("player_0")["action_mask"].tolist()[:2] == [0, 1]
     assert aec.game.legal_action_mask().tolist()[:2] == [0, 1]
     with pytest.raises(ValueError, match="legal actions: 1 \\(take discard\\)$"):

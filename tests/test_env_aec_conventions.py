@@ -16,8 +16,8 @@ from pettingzoo.test.state_test import test_state_space as pz_test_state_space
 
 from quiddler_env.core.cards import COUNTS, NUM_FACES
 from quiddler_env.core.game import Phase
+from quiddler_env.core.observation import encode_observation, observation_layout
 from quiddler_env.envs import render_image
-from quiddler_env.envs.observation import encode_observation, observation_layout
 from quiddler_env.envs.quiddler_v0 import env, raw_env
 from quiddler_env.envs.selfplay import SelfPlayEnv
 from quiddler_env.envs.state import encode_state, state_layout

@@ -16,8 +16,8 @@ from stable_baselines3.common.vec_env import SubprocVecEnv
 
 import quiddler_env  # noqa: F401  (registers the Gymnasium ids)
 from quiddler_env.core import actions as A
+from quiddler_env.core.observation import encode_observation, observation_layout
 from quiddler_env.envs.gym_env import QuiddlerEnv, UniformRandomPolicy
-from quiddler_env.envs.observation import encode_observation, observation_layout
 from quiddler_env.envs.selfplay import SelfPlayEnv
 
 SHORT = {"hand_sizes": [3, 5, 4]}

@@ -10,8 +10,8 @@ from gymnasium.vector import AutoresetMode
 import quiddler_env  # noqa: F401  (registers the ids)
 from quiddler_env.core.batch import StreamGenerator, game_seed, learner_seats
 from quiddler_env.core.game import QuiddlerGame
+from quiddler_env.core.observation import encode_observation, observation_layout
 from quiddler_env.envs.common import IllegalActionError
-from quiddler_env.envs.observation import encode_observation, observation_layout
 from quiddler_env.envs.vector_env import RESET_ACTION, OpponentMix, QuiddlerVectorEnv
 
 

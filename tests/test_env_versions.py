@@ -14,9 +14,9 @@ import pytest
 
 import quiddler_env
 from quiddler_env.core import actions as A
+from quiddler_env.core import observation as observation_module
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.envs import common, versions
-from quiddler_env.envs import observation as observation_module
 from quiddler_env.envs.versions import (
     ENV_FINGERPRINT,
     ENV_VERSION,

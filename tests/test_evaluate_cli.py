@@ -15,7 +15,7 @@ import pytest
 
 from quiddler_env.core.cards import FACE_INDEX, NUM_FACES
 from quiddler_env.core.config import QuiddlerConfig
-from quiddler_env.envs.observation import observation_layout
+from quiddler_env.core.observation import observation_layout
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "evaluate.py"

@@ -215,7 +215,7 @@ def test_policy_table_size_reads_the_bundles(tmp_path):
     import json
 
     from quiddler_agents.evaluation.tournament import policy_table_size
-    from quiddler_env.envs.observation import observation_layout
+    from quiddler_env.core.observation import observation_layout
 
     def size(n: int) -> int:
         return observation_layout(n).size

@@ -17,8 +17,8 @@ from quiddler_env.core import actions as A
 from quiddler_env.core.cards import COUNTS, FACE_INDEX, FACES, POINTS
 from quiddler_env.core.game import Phase
 from quiddler_env.core.laying import MAX_CANDIDATES
+from quiddler_env.core.observation import encode_observation, observation_layout
 from quiddler_env.envs import quiddler_v0
-from quiddler_env.envs.observation import encode_observation, observation_layout
 from tests.test_game import stacked_deck
 
 F = FACE_INDEX

@@ -143,6 +143,29 @@ def test_imports_point_down():
             assert f"import {library}" not in text and f"from {library}" not in text, (path.name, library)
 
 
+KERNEL_MODULES = {
+    "quiddler_env.core.batch_kernels",
+    "quiddler_env.core.batch_bots",
+    "quiddler_env.core.solver_kernel",
+    "quiddler_env.core.borrow",
+    "quiddler_env.core.kernel_cache",
+}
+"""The compiled kernels and their helpers: the engine's insides, which only `core` reads."""
+
+
+def test_the_envs_talk_to_the_engine_not_its_kernels():
+    """Every env plays through the engine's interface (`core.engine`, `core.batch`): none imports a kernel
+    module, whose packed state and positional arguments may change with any kernel work."""
+    graph = import_graph()
+    envs = {name: targets for name, targets in graph.items() if name.startswith("quiddler_env.envs")}
+    assert len(envs) >= 8  # the detector sees the env modules
+    leaks = {name: sorted(targets & KERNEL_MODULES) for name, targets in envs.items() if targets & KERNEL_MODULES}
+    assert not leaks, f"env modules importing kernel internals: {leaks}"
+    for kernel in KERNEL_MODULES:  # the names are real modules (a rename would make the test pass vacuously)
+        assert kernel in graph, kernel
+    assert "quiddler_env.core.engine" in graph["quiddler_env.envs.quiddler_v0"]
+
+
 def test_the_agents_package_imports_itself_relatively():
     """The folder installs as `quiddler_agents` and a checkout imports it as `agents`: an absolute `agents.`
     import inside it would load a second copy of the package (or fail) under the other name."""

@@ -1,5 +1,5 @@
 """Every observation lies in its declared space: random legal games under every rule option, in the AEC env,
-`Quiddler-v0` and the vector env (their encoders: `envs.observation.encode_observation` and the compiled
+`Quiddler-v0` and the vector env (their encoders: `core.observation.encode_observation` and the compiled
 `batch_kernels.observe_row`)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import quiddler_env
 from quiddler_env.core.config import QuiddlerConfig
-from quiddler_env.envs.observation import observation_layout
+from quiddler_env.core.observation import observation_layout
 
 RULE_OPTIONS = {o.name: o for o in QuiddlerConfig.rule_options()}
 CHOICES = {name: o.choices for name, o in RULE_OPTIONS.items() if o.choices and name != "challenges"}

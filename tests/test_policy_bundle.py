@@ -34,7 +34,7 @@ from quiddler_agents.policies import (  # noqa: E402
 from quiddler_agents.policies.rllib import RLlibPolicyAgent, actor_network  # noqa: E402
 from quiddler_env.core import files  # noqa: E402
 from quiddler_env.core.config import QuiddlerConfig  # noqa: E402
-from quiddler_env.envs.observation import observation_layout  # noqa: E402
+from quiddler_env.core.observation import observation_layout  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 HIDDEN = [8]

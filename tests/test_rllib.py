@@ -97,7 +97,7 @@ def test_layout_choose_gives_every_seat_its_lay_moves():
 def test_the_challenge_variant_reaches_rllib_as_rule_options():
     """`challenges: true` reaches RLlib: 158 actions, the variant's observation, and challenge moves are played."""
     from quiddler_env.core import actions as A
-    from quiddler_env.envs.observation import observation_layout
+    from quiddler_env.core.observation import observation_layout
 
     rules = {"num_players": 3, "challenges": True, "layout": "choose", "vocabularies": ["enable:0.5:1"]}
     env = QuiddlerMultiAgentEnv({"env": rules})

@@ -23,7 +23,7 @@ from quiddler_agents.policies.rllib import (
 )
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import QuiddlerGame
-from quiddler_env.envs.observation import encode_observation, observation_layout
+from quiddler_env.core.observation import encode_observation, observation_layout
 
 HIDDEN = [16, 8]
 

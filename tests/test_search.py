@@ -11,7 +11,7 @@ from quiddler_agents.base import SeatView
 from quiddler_agents.params import MAX_SAMPLES
 from quiddler_agents.search import CHUNK
 from quiddler_env.core.config import QuiddlerConfig
-from quiddler_env.envs.observation import encode_observation, observation_layout
+from quiddler_env.core.observation import encode_observation, observation_layout
 
 from .test_agents import random_states
 

@@ -14,7 +14,7 @@ from quiddler_agents.training.runfiles import CsvTable
 from quiddler_agents.training.sb3.league import League, member_name
 from quiddler_agents.training.sb3.opponents import make_training_env
 from quiddler_env.core.config import QuiddlerConfig
-from quiddler_env.envs.observation import observation_layout
+from quiddler_env.core.observation import observation_layout
 
 RULES = QuiddlerConfig(num_players=2)
 

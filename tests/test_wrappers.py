@@ -14,8 +14,8 @@ import quiddler_env
 from quiddler_agents import make
 from quiddler_agents.training.sb3.opponents import TrainingEnv
 from quiddler_env.core.config import QuiddlerConfig
+from quiddler_env.core.observation import observation_layout
 from quiddler_env.envs.gym_env import QuiddlerEnv
-from quiddler_env.envs.observation import observation_layout
 from quiddler_env.features import FEATURE_BOUND, ObservationFeatures
 from quiddler_env.wrappers import FeaturesAEC, FeaturesGym, FeaturesVector
 

@@ -15,7 +15,7 @@ from quiddler_agents import zoo  # noqa: E402
 from quiddler_agents.policies import write_rllib_export  # noqa: E402
 from quiddler_agents.policies.rllib import actor_network  # noqa: E402
 from quiddler_env.core.config import QuiddlerConfig  # noqa: E402
-from quiddler_env.envs.observation import observation_layout  # noqa: E402
+from quiddler_env.core.observation import observation_layout  # noqa: E402
 
 from .test_agents import random_states  # noqa: E402
 

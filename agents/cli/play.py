@@ -25,7 +25,7 @@ from pathlib import Path
 
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import QuiddlerGame
-from quiddler_env.envs.observation import encode_observation
+from quiddler_env.core.observation import encode_observation
 
 from ..human import HumanAgent, HumanQuit
 from ..registry import make

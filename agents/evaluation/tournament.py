@@ -32,7 +32,7 @@ import numpy as np
 
 from quiddler_env.core.config import MAX_PLAYERS, MIN_PLAYERS
 from quiddler_env.core.game import QuiddlerGame
-from quiddler_env.envs.observation import encode_observation
+from quiddler_env.core.observation import encode_observation
 
 from .schedule import (  # the schedule, re-exported: tournament.Tournament etc. stay where they were
     MAX_POOL,
@@ -82,7 +82,7 @@ def policy_table_size(specs: Sequence[str]) -> int | None:
     policy, a description cannot be read (loading the agent will then say why), or
     the policies disagree.
     """
-    from quiddler_env.envs.observation import observation_layout
+    from quiddler_env.core.observation import observation_layout
 
     from ..policies import read_description
     from ..registry import bundle_path

@@ -40,7 +40,7 @@ from typing import Any
 from quiddler_env.core import files
 from quiddler_env.core.actions import num_actions
 from quiddler_env.core.config import MAX_PLAYERS, MIN_PLAYERS, QuiddlerConfig
-from quiddler_env.envs.observation import observation_layout
+from quiddler_env.core.observation import observation_layout
 from quiddler_env.envs.versions import ENV_VERSION, EnvVersionWarning, env_version_mismatch
 
 BUNDLE_FORMAT = 1

@@ -25,8 +25,8 @@ from quiddler_env.core import actions as A
 from quiddler_env.core.cards import FACES, POINTS
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import Phase, QuiddlerGame
+from quiddler_env.core.observation import encode_observation, observation_layout
 from quiddler_env.core.scoring import RoundResult
-from quiddler_env.envs.observation import encode_observation, observation_layout
 
 from ..evaluation.schedule import agent_seed, deal_cards
 from ..human import move_name

@@ -60,9 +60,9 @@ def compile_kernels(cfg: RunConfig, say: Callable[[str], None] | None = None) ->
     of `train.vec_env: batched`). `say` gets a line after each part that compiled something.
     """
     from quiddler_env.core.game import QuiddlerGame
+    from quiddler_env.core.observation import encode_observation
     from quiddler_env.envs.common import OpponentMix, env_option_names
     from quiddler_env.envs.gym_env import QuiddlerEnv
-    from quiddler_env.envs.observation import encode_observation
     from quiddler_env.envs.vector_env import QuiddlerVectorEnv
     from quiddler_env.wrappers import FeaturesGym, FeaturesVector
 

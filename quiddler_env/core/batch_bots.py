@@ -300,25 +300,21 @@ def play_bots(games, bots, moves, cards, ints, rng, go, L, R, sizes, S, num_acti
 def vector_step(
     actions, restart, seed, slot_offset, episodes, seat_option, opponent_codes, seats, bots, moves, steps,
     max_cycles, reward_mode, reward_scale, illegal_reward,
-    masks, obs, rewards, terminated, truncated, illegal, round_ended, over, figures,
+    masks, obs, rewards, terminated, truncated, illegal, round_ended, over, figures, waiting,
     cards, ints, rng, go, L, R, sizes, S, SL, num_actions, best_memo, table_memo,
 ):  # fmt: skip
-    """The vector env's step where every other seat is a compiled bot, in one call, game by game (its rows
-    stay in the cache from its move to its view). Game i with restart[i] 1 starts its next episode
-    (`_start_episode`, its action ignored), with restart[i] 2 is left as it is (the caller deals its next
-    episode). In any other game i, learner seat seats[i]: actions[i] is
-    illegal unless masks[i] allows it (then the game does not move: illegal, terminated and illegal_reward);
-    else it is played, then the bots up to the learner's next move (`play_bots`), and rewards[i] is the
-    learner's `learner_reward`, terminated[i] whether the game is over, truncated[i] whether it reached
-    `max_cycles` steps (0: no cap), round_ended[i] whether a round ended and over[i] whether the game ended
-    (not by an illegal action). Then the game's mask goes into masks[i] (if its episode ended: only
-    `RESET_ACTION`), the
-    learner's observation into obs[i] and its infos' figures into figures (scores, bonuses, totals, winners:
-    `K.figures_row`), while the game's rows are in the cache."""
+    """The vector env's step, in one call, game by game (its rows stay in the cache from its move to its view).
+    Game i with restart[i] 1 starts its next episode (`_start_episode`, its action ignored), with restart[i] 2
+    is left as it is (the caller deals its next episode). In any other game i, learner seat seats[i]:
+    actions[i] is illegal unless masks[i] allows it (then the game does not move: illegal, terminated and
+    illegal_reward); else it is played, then the compiled bots up to the learner's next move (`play_bots`).
+    A game that then waits on a seat no bot plays (a Python policy's) gets waiting[i] = its rounds completed
+    before the learner's move (else -1): the caller plays those seats, then `finish_steps` ends its step.
+    Every other game's step ends here (`_finish_step`)."""
     seats, bots, moves, steps, masks, obs, rewards, terminated, truncated, illegal, round_ended, over = borrow(
         seats, bots, moves, steps, masks, obs, rewards, terminated, truncated, illegal, round_ended, over
     )
-    episodes, opponent_codes = borrow(episodes, opponent_codes)
+    episodes, opponent_codes, waiting = borrow(episodes, opponent_codes, waiting)
     scores, bonuses, totals, winners = borrow(*figures)
     cards, ints, rng, go, L, R, sizes, S, SL, best_memo, table_memo = borrow(
         cards, ints, rng, go, L, R, sizes, S, SL, best_memo, table_memo
@@ -326,6 +322,8 @@ def vector_step(
     mask = np.zeros(num_actions, np.int8)
     for i in range(actions.shape[0]):
         a = actions[i]
+        waiting[i] = -1
+        rounds_before = -1  # -1: the learner did not move (a new episode, or an illegal action)
         if restart[i] == 2:  # (its next episode is dealt by the caller)
             continue
         if restart[i] == 1:
@@ -343,19 +341,59 @@ def vector_step(
             moves[i] += 1
             steps[i] += 1
             _play_game(i, bots, moves, mask, cards, ints, rng, go, L, R, sizes, S, best_memo, table_memo)
-            rewards[i] = K.learner_reward(i, seats[i], reward_mode, reward_scale, ints, L, R)
-            if ints[i, K.I_PHASE] == K.GAME_OVER:
-                terminated[i] = True
-                over[i] = True
-            elif max_cycles > 0 and steps[i] >= max_cycles:
-                truncated[i] = True
-            round_ended[i] = ints[i, K.I_ROUNDS_DONE] != rounds_before
-            K.figures_row(i, round_ended[i], over[i], scores, bonuses, totals, winners, ints, L, R)
-        K.mask_row(i, masks[i], cards, ints, go, L, R, S)
-        if terminated[i] or truncated[i]:
-            masks[i, :] = 0
-            masks[i, RESET_ACTION] = 1
-        K.observe_row(i, seats[i], obs[i], cards, ints, L, R, SL)
+            if ints[i, K.I_PHASE] != K.GAME_OVER and ints[i, K.I_CUR] != seats[i]:
+                waiting[i] = rounds_before
+                continue
+        _finish_step(
+            i, rounds_before, seats, steps, max_cycles, reward_mode, reward_scale, masks, obs, rewards, terminated,
+            truncated, round_ended, over, scores, bonuses, totals, winners, cards, ints, go, L, R, S, SL,
+        )  # fmt: skip
+
+
+@njit(cache=True, nogil=True, inline="always")  # inlined: a call costs a reference count per array
+def _finish_step(
+    i, rounds_before, seats, steps, max_cycles, reward_mode, reward_scale, masks, obs, rewards, terminated,
+    truncated, round_ended, over, scores, bonuses, totals, winners, cards, ints, go, L, R, S, SL,
+):  # fmt: skip
+    """The end of game i's step once it is at its learner's move or over. If the learner moved (rounds_before
+    >= 0: the rounds completed before its move): rewards[i] is its `learner_reward`, terminated[i] whether
+    the game is over, truncated[i] whether it reached `max_cycles` steps (0: no cap), round_ended[i] whether
+    a round ended and over[i] whether the game ended; the infos' figures (`K.figures_row`). Then the game's
+    mask goes into masks[i] (if its episode ended: only `RESET_ACTION`) and the learner's observation into
+    obs[i]."""
+    if rounds_before >= 0:
+        rewards[i] = K.learner_reward(i, seats[i], reward_mode, reward_scale, ints, L, R)
+        if ints[i, K.I_PHASE] == K.GAME_OVER:
+            terminated[i] = True
+            over[i] = True
+        elif max_cycles > 0 and steps[i] >= max_cycles:
+            truncated[i] = True
+        round_ended[i] = ints[i, K.I_ROUNDS_DONE] != rounds_before
+        K.figures_row(i, round_ended[i], over[i], scores, bonuses, totals, winners, ints, L, R)
+    K.mask_row(i, masks[i], cards, ints, go, L, R, S)
+    if terminated[i] or truncated[i]:
+        masks[i, :] = 0
+        masks[i, RESET_ACTION] = 1
+    K.observe_row(i, seats[i], obs[i], cards, ints, L, R, SL)
+
+
+@njit(cache=True, nogil=True)
+def finish_steps(
+    games, rounds_before, seats, steps, max_cycles, reward_mode, reward_scale, masks, obs, rewards, terminated,
+    truncated, round_ended, over, figures, cards, ints, go, L, R, S, SL,
+):  # fmt: skip
+    """`_finish_step` of each of `games` (that waited on Python policies in `vector_step`; rounds_before: its
+    `waiting` values)."""
+    seats, steps, masks, obs, rewards, terminated, truncated, round_ended, over = borrow(
+        seats, steps, masks, obs, rewards, terminated, truncated, round_ended, over
+    )
+    scores, bonuses, totals, winners = borrow(*figures)
+    cards, ints, go, L, R, S, SL = borrow(cards, ints, go, L, R, S, SL)
+    for j in range(games.shape[0]):
+        _finish_step(
+            games[j], rounds_before[j], seats, steps, max_cycles, reward_mode, reward_scale, masks, obs, rewards,
+            terminated, truncated, round_ended, over, scores, bonuses, totals, winners, cards, ints, go, L, R, S, SL,
+        )  # fmt: skip
 
 
 @njit(cache=True, nogil=True)

@@ -835,7 +835,7 @@ def masks_at(games, out, cards, ints, go, L, R, S):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def observe_row(i, p, out, cards, ints, L, R, SL):
-    """Player p's observation of game i into out (as `envs.observation.encode_observation`).
+    """Player p's observation of game i into out (as `core.observation.encode_observation`).
 
     SL holds the slice starts of `observation_layout(n)` in its table order."""
     n = R[R_PLAYERS]

@@ -1,5 +1,5 @@
 """The observation's slice table: names, sizes and scales (the table itself is documented in
-`quiddler_env.envs.observation`, which encodes a `QuiddlerGame`; `core.batch` encodes batches with the same table).
+`quiddler_env.core.observation`, which encodes a `QuiddlerGame`; `core.batch` encodes batches with the same table).
 """
 
 from __future__ import annotations

@@ -23,14 +23,14 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
 from ..core import actions as A
-from ..core.batch_bots import BOT_CODES
+from ..core.engine import COMPILED_BOTS
 from ..core.cards import COUNTS, FACES, NUM_FACES, POINTS
 from ..core.config import QuiddlerConfig
 from ..core.files import read_yaml_mapping
 from ..core.game import IllegalActionError, Phase, QuiddlerGame
 from ..core.laying import MAX_LAID_WORDS
+from ..core.observation import TOTAL_SCALE, observation_layout
 from ..core.scoring import RoundResult
-from .observation import TOTAL_SCALE, observation_layout
 
 REWARD_MODES = ("round_score", "relative", "lead", "win_loss")
 DEFAULT_REWARD_SCALE = {"round_score": 0.01, "relative": 0.01, "lead": 0.01, "win_loss": 1.0}
@@ -216,7 +216,7 @@ def check_illegal_action(value: Any) -> str:
 
 # -- the vector env's opponents -------------------------------------------------------------
 
-COMPILED = tuple(BOT_CODES)
+COMPILED = COMPILED_BOTS
 """Opponent specs the engine plays itself."""
 
 

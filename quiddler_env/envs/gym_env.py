@@ -22,7 +22,7 @@ obs, reward, terminated, truncated, info = env.step(int(info["action_mask"].nonz
   the same `reset(seed=s)` plays the same game. A policy with the attribute
   `uses_observation = False` gets `None` instead of the observation vector (saves
   the encoding for policies that do not read it).
-- Observation: the float32 vector of `quiddler_env.envs.observation` (the same
+- Observation: the float32 vector of `quiddler_env.core.observation` (the same
   encoding and bounds as the AEC env's `'observation'`). Action: `Discrete(64)`, the
   action table of the AEC env. The legal actions are `env.action_masks()`
   (sb3-contrib's `MaskablePPO` convention, found through the wrappers of `gym.make` by
@@ -59,7 +59,8 @@ obs, reward, terminated, truncated, info = env.step(int(info["action_mask"].nonz
 - `reset(seed=..., options={"decks": [...]})` stacks the deck as in the AEC env; `options` is a mapping or
   None (else a `ValueError` naming it).
 - `env.unwrapped.moves_played`: the moves of every seat this episode (the learner's
-  steps are about 1/n of them); `env.unwrapped.game` is the core game.
+  steps are about 1/n of them); `env.unwrapped.game` is the game now as the readable `QuiddlerGame` (a copy);
+  `env.unwrapped.engine` the engine's handle it plays on (`core.engine.Game`).
 """
 
 from __future__ import annotations
@@ -74,10 +75,10 @@ from gymnasium import spaces
 
 from ..core import actions as A
 from ..core.config import QuiddlerConfig
-from ..core.game import Phase, QuiddlerGame
+from ..core.engine import open_game
+from ..core.game import QuiddlerGame
 from . import common
 from .common import IllegalActionError
-from .observation import encode_observation
 from .render_image import render_rgb
 from .versions import ENV_VERSION
 
@@ -170,17 +171,23 @@ class QuiddlerEnv(gym.Env):
         opponents = build_opponents(opts["opponents"], self.config)
         self.opponents = opponents or [UniformRandomPolicy() for _ in range(n - 1)]
 
-        self.game = QuiddlerGame(self.config)
-        self.action_space = spaces.Discrete(self.game.num_actions)
+        self.engine = open_game(self.config)
+        self.num_actions = self.engine.num_actions
+        self.action_space = spaces.Discrete(self.num_actions)
         self.observation_space = common.observation_box(self.config)
         self.names = [f"player_{i}" for i in range(n)]
-        self._no_moves = np.zeros(self.game.num_actions, dtype=np.int8)
+        self._no_moves = np.zeros(self.num_actions, dtype=np.int8)
         self._mask = self._no_moves
         self.seat = seat if seat != "random" else 0
         self._done = True
         self._has_game = False
         self._round_ended = False
         self._last_move: tuple[str, int, int] | None = None
+
+    @property
+    def game(self) -> QuiddlerGame:
+        """The game now, as the readable `QuiddlerGame` (a copy: changing it changes nothing here)."""
+        return self.engine.snapshot()
 
     # -- episode -----------------------------------------------------------------------------
 
@@ -198,7 +205,7 @@ class QuiddlerEnv(gym.Env):
             if id(policy) not in seen and callable(getattr(policy, "reset", None)):
                 seen.add(id(policy))
                 policy.reset(seed=policy_seed)
-        self.game.reset(rng=rng, decks=options.get("decks"))
+        self.engine.reset(int(rng.integers(_SEED_BOUND)), decks=options.get("decks"))
         self._done = False
         self._has_game = True
         self._steps = 0
@@ -215,26 +222,26 @@ class QuiddlerEnv(gym.Env):
             if not self._has_game:
                 raise common.not_started_error("step()")
             raise RuntimeError("step() after the episode ended; call reset() to deal a new game")
-        game = self.game
+        engine = self.engine
         move = common.action_id(action)
         if move is None:
             raise IllegalActionError(
-                f"action {action!r} for the learner (seat {self.seat}) is not an action id (an integer 0..{self.game.num_actions - 1}); "
+                f"action {action!r} for the learner (seat {self.seat}) is not an action id (an integer 0..{self.num_actions - 1}); "
                 f"legal actions: {np.flatnonzero(self._mask).tolist()}"
             )
         self._steps += 1
         self._round_ended = False
-        if not (0 <= move < self.game.num_actions and self._mask[move]):
+        if not (0 <= move < self.num_actions and self._mask[move]):
             self._done = True
             self._mask = self._no_moves
             if self.infos == "flat":
                 info = self._flat_info(illegal=True)
             else:
                 info = {"illegal_action": True, "action_mask": self._no_moves.copy(), "seat": self.seat}
-            return encode_observation(game, self.seat), self.illegal_reward, True, False, info
+            return engine.observe(self.seat), self.illegal_reward, True, False, info
         reward, info = self._apply(move, 0.0, {})
         reward, info = self._play_opponents(reward, info)
-        terminated = game.phase == Phase.GAME_OVER
+        terminated = engine.is_over
         truncated = not terminated and self.max_cycles is not None and self._steps >= self.max_cycles
         self._done = terminated or truncated
         if self.render_mode == "human":
@@ -242,44 +249,44 @@ class QuiddlerEnv(gym.Env):
         return self._observation(), reward, terminated, truncated, self._info(info)
 
     def _apply(self, move: int, reward: float, info: dict[str, Any]) -> tuple[float, dict[str, Any]]:
-        game = self.game
-        player = game.current_player
-        taken = game.discard_pile[-1] if move == A.TAKE_DISCARD else -1
-        totals_before = list(game.totals)
-        results = game.step(move)
+        engine = self.engine
+        player = engine.current_player
+        taken = engine.discard_top if move == A.TAKE_DISCARD else -1
+        results = engine.step(move)
         self.moves_played += 1
         self._last_move = (self.names[player], move, taken)
         if results is not None:
             self._round_ended = True
+            totals_before = [r.total - g for r, g in zip(results, engine.last_gains, strict=True)]
             rewards = common.round_rewards(results, totals_before, self.reward_mode, self.reward_scale)
-            info = common.round_info(results, len(game.round_history))
-            if game.phase == Phase.GAME_OVER:
-                rewards[self.seat] += common.game_rewards(game.totals, self.reward_mode, self.reward_scale)[self.seat]
-                info["winners"] = game.winners()
+            info = common.round_info(results, len(engine.round_history))
+            if engine.is_over:
+                rewards[self.seat] += common.game_rewards(engine.totals, self.reward_mode, self.reward_scale)[self.seat]
+                info["winners"] = engine.winners()
             reward += rewards[self.seat]
         return reward, info
 
     def _play_opponents(self, reward: float, info: dict[str, Any]) -> tuple[float, dict[str, Any]]:
-        game = self.game
+        engine = self.engine
         n = self.num_players
-        while game.phase != Phase.GAME_OVER and game.current_player != self.seat:
-            seat = game.current_player
+        while not engine.is_over and engine.current_player != self.seat:
+            seat = engine.current_player
             policy = self.opponents[(seat - self.seat) % n - 1]
-            mask = common.legal_action_mask(game)
-            obs = encode_observation(game, seat) if getattr(policy, "uses_observation", True) else None
-            choice = policy.act(obs, mask.copy())
+            mask = engine.legal_mask.copy()
+            obs = engine.observation.copy() if getattr(policy, "uses_observation", True) else None
+            choice = policy.act(obs, mask)
             move = common.action_id(choice)
-            if move is None or not (0 <= move < game.num_actions and mask[move]):
+            if move is None or not (0 <= move < self.num_actions and mask[move]):
                 raise IllegalActionError(
                     f"opponent policy {policy!r} in seat {seat} chose illegal action {choice!r}; "
                     f"legal: {np.flatnonzero(mask).tolist()}"
                 )
             reward, info = self._apply(move, reward, info)
-        self._mask = common.legal_action_mask(game) if game.phase != Phase.GAME_OVER else self._no_moves
+        self._mask = engine.legal_mask.copy() if not engine.is_over else self._no_moves
         return reward, info
 
     def _observation(self) -> np.ndarray:
-        return encode_observation(self.game, self.seat)
+        return self.engine.observe(self.seat)
 
     def _info(self, info: dict[str, Any]) -> dict[str, Any]:
         if self.infos == "flat":
@@ -291,25 +298,23 @@ class QuiddlerEnv(gym.Env):
 
     def _flat_info(self, illegal: bool = False) -> dict[str, Any]:
         """The `infos="flat"` info now: `FLAT_INFO_KEYS`, numbers and arrays of fixed shapes."""
-        game = self.game
+        engine = self.engine
         n = self.num_players
         scores = np.zeros(n, dtype=np.int64)
         bonuses = np.zeros(n, dtype=np.int64)
         if self._round_ended:
-            for r in game.round_history[-1]:
+            for r in engine.round_history[-1]:
                 scores[r.player] = r.round_score
                 bonuses[r.player] = sum(r.bonuses.values())
-        winners = 0
-        if game.phase == Phase.GAME_OVER:
-            winners = len(game.winners())
+        winners = len(engine.winners()) if engine.is_over else 0
         return {
             "action_mask": self._mask.copy(),
             "seat": self.seat,
-            "round": len(game.round_history),
+            "round": len(engine.round_history),
             "round_ended": self._round_ended,
             "round_scores": scores,
             "round_bonuses": bonuses,
-            "totals": np.asarray(game.totals, dtype=np.int64),
+            "totals": np.asarray(engine.totals, dtype=np.int64),
             "winner_count": winners,
             "illegal_action": illegal,
         }
@@ -317,9 +322,9 @@ class QuiddlerEnv(gym.Env):
     def last_round_results(self) -> list[dict[str, Any]]:
         """The last round scored this episode, one dict per seat (`RoundResult.to_dict`: words, spelled, unused,
         points, bonuses, round_score, total, ...; `info["round_result"]` of `infos="full"`); [] before the first."""
-        if not self._has_game or not self.game.round_history:
+        if not self._has_game or not self.engine.round_history:
             return []
-        return [r.to_dict() for r in self.game.round_history[-1]]
+        return [r.to_dict() for r in self.engine.round_history[-1]]
 
     def action_masks(self) -> np.ndarray:
         """Legal actions of the learner now (bool, 64); all False when the game is over."""
@@ -342,9 +347,10 @@ class QuiddlerEnv(gym.Env):
         else:
             shown = [self.render_view]
         last = common.describe_move(*self._last_move) if self._last_move else None
+        game = self.game
         if self.render_mode == "rgb_array":
-            return render_rgb(self.game, self.names, shown, last)
-        text = common.render_table(self.game, self.names, shown, last)
+            return render_rgb(game, self.names, shown, last)
+        text = common.render_table(game, self.names, shown, last)
         if self.render_mode == "ansi":
             return text
         print(text + "\n")

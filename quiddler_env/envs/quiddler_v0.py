@@ -69,7 +69,7 @@ can stack; see Infos).
 
 ### Observation Space
 
-A dict: `'observation'` is the float32 vector of `quiddler_env.envs.observation`
+A dict: `'observation'` is the float32 vector of `quiddler_env.core.observation`
 (the encoding every env and bot uses) for the observing agent; `'action_mask'` is
 an int8 vector of 64 with 1 for each legal action of the agent to act, and all
 zeros for every other agent (PettingZoo's classic convention). Opponents come in
@@ -241,7 +241,6 @@ is. The dictionaries are not copied: a copy or an unpickled env shares the proce
 
 from __future__ import annotations
 
-import copy
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -253,14 +252,12 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from ..core import actions as A
-from ..core import batch_kernels as K
-from ..core.batch import BatchGame, game_seed
 from ..core.config import QuiddlerConfig
+from ..core.engine import game_seed, open_game
 from ..core.game import QuiddlerGame
 from ..core.scoring import RoundResult
 from . import common, gym_env
 from .common import IllegalActionError
-from .observation import encode_observation
 from .render_image import render_rgb
 from .state import encode_state, state_box
 from .versions import ENV_VERSION
@@ -438,13 +435,9 @@ _one_hop(OrderEnforcingWrapper, before_reset_error=True)
 class raw_env(AECEnv, EzPickle):
     """Quiddler for 2..8 agents, one game per episode. Illegal actions raise `IllegalActionError` (a ValueError).
 
-    The game runs in the batched engine, as a batch of one (`core.batch.BatchGame`): one compiled call per
-    step plays the move and computes the next mover's observation and legal moves. `game` is the game as a
-    `QuiddlerGame` (a copy, for reading: the rules' readable reference, which the batched engine replays
-    exactly, `tests/test_batch_parity.py`).
-
-    The challenge variant (`challenges: true`) is not in the batched engine: there the env plays a
-    `QuiddlerGame` itself, seeded with the same per-episode seed (`core.batch.game_seed`).
+    The game is the engine's handle (`core.engine.open_game`): one compiled call per step plays the move and
+    computes the next mover's observation and legal moves. `game` is the game as a `QuiddlerGame` (a copy,
+    for reading: the rules' readable reference, which the engine replays exactly, `tests/test_batch_parity.py`).
     """
 
     metadata = {
@@ -469,10 +462,8 @@ class raw_env(AECEnv, EzPickle):
         self.info_mode = opts["infos"]  # the `infos` option (`self.infos` is PettingZoo's dict of infos)
         self._flat = self.info_mode == "flat"
 
-        # The variant plays a QuiddlerGame (`_game`); every other game the batched engine (`_batch`).
-        self._game = QuiddlerGame(self.config) if self.config.challenges else None
-        batch = self._batch = BatchGame(self.config, num_games=1) if self._game is None else None
-        self.num_actions = batch.num_actions if batch is not None else self._game.num_actions
+        engine = self._engine = open_game(self.config)
+        self.num_actions = engine.num_actions
         n = self.num_players = self.config.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {agent: i for i, agent in enumerate(self.possible_agents)}
@@ -485,16 +476,8 @@ class raw_env(AECEnv, EzPickle):
             for agent in self.possible_agents
         }
         self.state_space = state_box(self.config)  # what `state()` returns: privileged, for critics only
-        # The current mover's legal moves and observation, refreshed by every move (`batch_kernels.step_view`).
-        self._mask = np.zeros(self.num_actions, dtype=np.int8)
-        if batch is not None:
-            self._obs = np.zeros(batch.observation_size, dtype=np.float32)
-            self._ints = batch.ints[0]
-            self._state = (batch.cards, batch.ints, batch.rng, batch.go, batch.L, batch.R, batch.sizes, batch.S)
-            self._gain = slice(int(batch.L[K.L_GAIN]), int(batch.L[K.L_GAIN]) + n)
         self._seed: int | None = None
         self._episode = 0
-        self._round_history: list[list[RoundResult]] = []
         self._last_move: tuple[str, int, int] | None = None  # (agent, action, face taken or -1)
         self.agents = self.possible_agents[:]
         self._has_game = False
@@ -502,17 +485,7 @@ class raw_env(AECEnv, EzPickle):
     @property
     def game(self) -> QuiddlerGame:
         """The game now, as a `QuiddlerGame` (a copy: changing it changes nothing here)."""
-        if self._game is not None:
-            return copy.deepcopy(self._game, self._shared_memo())
-        return self._batch.game(0, self._round_history)
-
-    def _shared_memo(self) -> dict[int, Any]:
-        """A deepcopy memo that keeps what copies share as they are: the config and the solvers (the process's
-        shared ones, `solver.get_solver`: dictionaries of megabytes, which no move changes)."""
-        shared: list[Any] = [self.config]
-        if self._game is not None:
-            shared += [self._game.config, self._game.solver, *self._game.seat_solvers]
-        return {id(obj): obj for obj in shared}
+        return self._engine.snapshot()
 
     def state(self) -> np.ndarray:
         """The whole game as a float32 vector in `state_space` (`quiddler_env.envs.state` has its slice table).
@@ -522,38 +495,23 @@ class raw_env(AECEnv, EzPickle):
         which must read only `observe(agent)`. Seats are absolute (seat 0 first)."""
         if not self._has_game:
             raise common.not_started_error("state()")
-        return encode_state(self._game if self._game is not None else self._batch.game(0))
+        return encode_state(self._engine.snapshot())
 
     # -- copying and pickling -------------------------------------------------------------------
 
-    _ENGINE = ("_game", "_batch", "_state", "_ints")
-    """Attributes bound to the engine: rebuilt by `__init__` in `__setstate__`, then loaded with the game."""
     _OPTION_ATTRIBUTES = {"infos": "info_mode"}
     """The options kept under another attribute name (the rest under their own)."""
 
     def __getstate__(self) -> dict[str, Any]:
-        """Everything but the engine's shared parts: the game in play travels (a copy or a pickle plays on
-        exactly as the original would), the dictionaries and compiled tables do not (`__setstate__` takes the
-        process's own). EzPickle's state would rebuild a fresh env from the constructor's arguments instead."""
-        state = {k: v for k, v in self.__dict__.items() if k not in self._ENGINE}
-        if self._game is not None:
-            skip = ("config", "solver", "seat_solvers")
-            state["_game"] = {k: v for k, v in vars(self._game).items() if k not in skip}
-        else:
-            batch = self._batch
-            state["_batch"] = {"cards": batch.cards, "ints": batch.ints, "rng": batch.rng, "go": batch.go}
-        return state
+        """Everything, the game in play included (a copy or a pickle plays on exactly as the original would; the
+        engine's handle leaves the dictionaries and compiled tables to the process). EzPickle's state would
+        rebuild a fresh env from the constructor's arguments instead."""
+        return dict(self.__dict__)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         state = dict(state)
         options = {name: state[self._OPTION_ATTRIBUTES.get(name, name)] for name in common.env_option_names("aec")}
         raw_env.__init__(self, state["config"], **options)
-        game, batch = state.pop("_game", None), state.pop("_batch", None)
-        if self._game is not None:
-            vars(self._game).update(game)
-        else:
-            for name, array in batch.items():
-                getattr(self._batch, name)[...] = array
         self.__dict__.update(state)
 
     # -- spaces ------------------------------------------------------------------------------
@@ -578,17 +536,7 @@ class raw_env(AECEnv, EzPickle):
             self._episode = 0
         else:
             self._episode += 1
-        decks = options.get("decks")
-        if self._game is not None:
-            self._game.reset(int(game_seed(self._seed, 0, self._episode)), decks=decks)
-            self._view()
-        else:
-            if decks is not None:
-                decks = np.asarray([[QuiddlerGame.check_deck(d) for d in decks[: self.config.num_rounds]]])
-            batch = self._batch
-            batch.reset(seeds=np.atleast_1d(game_seed(self._seed, 0, self._episode)).astype(np.uint64), decks=decks)
-            self._view()
-        self._round_history = []
+        self._engine.reset(game_seed(self._seed, 0, self._episode), decks=options.get("decks"))
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -598,7 +546,7 @@ class raw_env(AECEnv, EzPickle):
             self.infos = {agent: self._flat_info(seat) for seat, agent in enumerate(self.agents)}
         else:
             self.infos = {agent: {} for agent in self.agents}
-        self.agent_selection = self.possible_agents[self._current()]
+        self.agent_selection = self.possible_agents[self._engine.current_player]
         self._rewarded = False
         self._num_steps = 0
         self._last_move = None
@@ -609,20 +557,10 @@ class raw_env(AECEnv, EzPickle):
         if not self._has_game:
             raise common.not_started_error("observe()")
         seat = self.agent_name_mapping[agent]
-        if self._game is not None:
-            game = self._game
-            observation = self._obs.copy() if seat == game.current_player else encode_observation(game, seat)
-            mine = agent == self.agent_selection and seat == game.current_player and not game.is_over
-            return {
-                "observation": observation,
-                "action_mask": self._mask.copy() if mine else np.zeros(self.num_actions, dtype=np.int8),
-            }
-        ints = self._ints
-        if seat == ints[K.I_CUR] and ints[K.I_PHASE] != K.GAME_OVER:
-            if agent == self.agent_selection:
-                return {"observation": self._obs.copy(), "action_mask": self._mask.copy()}
-            return {"observation": self._obs.copy(), "action_mask": np.zeros(self.num_actions, dtype=np.int8)}
-        observation = self._batch.observe(np.asarray([seat]), self._batch.all_games)[0]
+        engine = self._engine
+        observation = engine.observe(seat)
+        if agent == self.agent_selection and seat == engine.current_player and not engine.is_over:
+            return {"observation": observation, "action_mask": engine.legal_mask.copy()}
         return {"observation": observation, "action_mask": np.zeros(self.num_actions, dtype=np.int8)}
 
     def last(self, observe: bool = True) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
@@ -659,67 +597,23 @@ class raw_env(AECEnv, EzPickle):
         if self._rewarded:
             self._clear_rewards()
             self._rewarded = False
-        if self._game is not None:
-            self._step_game(agent, move)
-            return
-        ints = self._ints
-        player = int(ints[K.I_CUR])
-        rounds_before = ints[K.I_ROUNDS_DONE]
-        taken = self._discard_top() if move == A.TAKE_DISCARD else -1
-        batch = self._batch
-        K.step_view(0, move, self._mask, self._obs, *self._state, batch.obs_starts)
+        engine = self._engine
+        player = engine.current_player
+        taken = engine.discard_top if move == A.TAKE_DISCARD else -1
+        results = engine.step(move)
         self._num_steps += 1
         self._last_move = (agent, move, taken)
-        if ints[K.I_ROUNDS_DONE] != rounds_before:
-            self._score_round(batch.round_results(0))
-        if ints[K.I_PHASE] == K.GAME_OVER:
-            self.terminations = dict.fromkeys(self.agents, True)
-            self.agent_selection = self.possible_agents[(player + 1) % self.num_players]
-        else:
-            self.agent_selection = self.possible_agents[ints[K.I_CUR]]
-            if self.max_cycles is not None and self._num_steps >= self.max_cycles * self.num_players:
-                self.truncations = dict.fromkeys(self.agents, True)
-        if self.render_mode == "human":
-            self.render()
-
-    def _step_game(self, agent: str, move: int) -> None:
-        """`step` for the challenge variant, on the `QuiddlerGame`."""
-        game = self._game
-        player = game.current_player
-        taken = game.discard_pile[-1] if move == A.TAKE_DISCARD else -1
-        totals_before = list(game.totals)
-        results = game.step(move)
-        self._num_steps += 1
-        self._last_move = (agent, move, taken)
-        self._view()
         if results is not None:
-            self._score_round(results, totals_before)
-        if game.is_over:
+            self._score_round(results)
+        if engine.is_over:
             self.terminations = dict.fromkeys(self.agents, True)
             self.agent_selection = self.possible_agents[(player + 1) % self.num_players]
         else:
-            self.agent_selection = self.possible_agents[game.current_player]
+            self.agent_selection = self.possible_agents[engine.current_player]
             if self.max_cycles is not None and self._num_steps >= self.max_cycles * self.num_players:
                 self.truncations = dict.fromkeys(self.agents, True)
         if self.render_mode == "human":
             self.render()
-
-    def _current(self) -> int:
-        return self._game.current_player if self._game is not None else int(self._ints[K.I_CUR])
-
-    def _view(self) -> None:
-        """Compute the mover's legal moves and observation from the game's state (a step does it itself)."""
-        if self._game is not None:
-            game = self._game
-            self._mask = game.legal_action_mask()
-            self._obs = encode_observation(game, game.current_player)
-            return
-        b = self._batch
-        K.view_row(0, self._mask, self._obs, b.cards, b.ints, b.go, b.L, b.R, b.S, b.obs_starts)
-
-    def _discard_top(self) -> int:
-        batch = self._batch
-        return int(batch.cards[0, int(batch.L[K.L_DISC]) + int(self._ints[K.I_DISC_LEN]) - 1])
 
     def _call_order_error(self, call: str) -> RuntimeError:
         if not self._has_game:
@@ -730,8 +624,9 @@ class raw_env(AECEnv, EzPickle):
 
     def _checked_action(self, agent: str, action: Any) -> int:
         move = common.action_id(action)
-        if move is None or not (0 <= move < self.num_actions) or not self._mask[move]:
-            legal = ", ".join(f"{a} ({A.action_name(a)})" for a in np.flatnonzero(self._mask).tolist())
+        mask = self._engine.legal_mask
+        if move is None or not (0 <= move < self.num_actions) or not mask[move]:
+            legal = ", ".join(f"{a} ({A.action_name(a)})" for a in np.flatnonzero(mask).tolist())
             if action is None:
                 name = ""
             elif move is None:
@@ -743,15 +638,12 @@ class raw_env(AECEnv, EzPickle):
             raise IllegalActionError(f"illegal action {action!r}{name} for {agent}; legal actions: {legal}")
         return move
 
-    def _score_round(self, results: list[RoundResult], totals_before: list[int] | None = None) -> None:
-        self._round_history.append(results)
-        if totals_before is None:
-            gains = self._ints[self._gain]
-            totals_before = [r.total - int(g) for r, g in zip(results, gains, strict=True)]
-            gains[:] = 0
+    def _score_round(self, results: list[RoundResult]) -> None:
+        engine = self._engine
+        totals_before = [r.total - g for r, g in zip(results, engine.last_gains, strict=True)]
         rewards = common.round_rewards(results, totals_before, self.reward_mode, self.reward_scale)
-        info = common.round_info(results, len(self._round_history)) if not self._flat else None
-        over = bool(self._game.is_over if self._game is not None else self._ints[K.I_PHASE] == K.GAME_OVER)
+        info = common.round_info(results, len(engine.round_history)) if not self._flat else None
+        over = engine.is_over
         if over:
             totals = [r.total for r in results]
             final = common.game_rewards(totals, self.reward_mode, self.reward_scale)
@@ -775,8 +667,8 @@ class raw_env(AECEnv, EzPickle):
         scores = np.zeros(n, dtype=np.int64)
         bonuses = np.zeros(n, dtype=np.int64)
         totals = np.zeros(n, dtype=np.int64)
-        if self._round_history:
-            for r in self._round_history[-1]:
+        if self._engine.round_history:
+            for r in self._engine.round_history[-1]:
                 totals[r.player] = r.total
         if results is not None:
             for r in results:
@@ -784,7 +676,7 @@ class raw_env(AECEnv, EzPickle):
                 bonuses[r.player] = sum(r.bonuses.values())
         return {
             "seat": seat,
-            "round": len(self._round_history),
+            "round": len(self._engine.round_history),
             "round_ended": results is not None,
             "round_scores": scores,
             "round_bonuses": bonuses,
@@ -796,9 +688,9 @@ class raw_env(AECEnv, EzPickle):
     def last_round_results(self) -> list[dict[str, Any]]:
         """The last round scored this episode, one dict per seat (`RoundResult.to_dict`: words, spelled, unused,
         points, bonuses, round_score, total, ...; `info["round_result"]` of `infos="full"`); [] before the first."""
-        if not self._has_game or not self._round_history:
+        if not self._has_game or not self._engine.round_history:
             return []
-        return [r.to_dict() for r in self._round_history[-1]]
+        return [r.to_dict() for r in self._engine.round_history[-1]]
 
     # -- rendering ---------------------------------------------------------------------------
 

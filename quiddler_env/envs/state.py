@@ -53,8 +53,15 @@ from ..core.cards import COUNTS, DECK_SIZE, FACE_INDEX, NUM_FACES, POINTS
 from ..core.config import MAX_HAND_SIZE, QuiddlerConfig
 from ..core.game import Phase, QuiddlerGame
 from ..core.laying import MAX_CANDIDATES, MAX_LAID_WORDS
+from ..core.observation import (
+    LETTERS_SCALE,
+    TOTAL_SCALE,
+    layout_counts,
+    layout_figures,
+    observation_layout,
+    turns_fraction,
+)
 from .common import observation_bounds
-from .observation import LETTERS_SCALE, TOTAL_SCALE, layout_counts, layout_figures, observation_layout, turns_fraction
 
 NUM_PHASES = len(Phase)
 

@@ -15,11 +15,11 @@ seats played inside the env, as in `Quiddler-v0` (same observation, action table
 rewards, options and illegal-action rule), so a policy trained on one plays the other.
 
 - Opponents (`opponents`): `"random"` (the default) and `"greedy"` are played by compiled
-  bots inside the engine, with no Python per game: with only these, a step is one compiled
-  call over the games (`core.batch_bots.vector_step`). Any other policy, an object with
-  `act(observation, action_mask)`, is called from Python: once per step for all the
-  games waiting on it through its `act_batch(observations, masks)` if it has one, else
-  once per game. One entry plays every opponent seat, or a list gives one per seat
+  bots inside the engine, with no Python per game: a step is one compiled call over the
+  games (`core.engine.LearnerGames.step`). Any other policy, an object with
+  `act(observation, action_mask)`, is called from Python for the games the compiled step
+  leaves waiting on it: once for all of them through its `act_batch(observations, masks)`
+  if it has one, else once per game; a second compiled call then ends those games' step. One entry plays every opponent seat, or a list gives one per seat
   (relative order, the seat after the learner first); `OpponentMix([(entry, weight), ...])`
   draws an entry per game and seat at each episode.
 - Seeds: `reset(seed=s)` seeds episode k of sub-env i from `core.batch.game_seed(s, i, k)`:
@@ -61,22 +61,17 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ..core import batch_bots as BB
-from ..core import batch_kernels as K
-from ..core.batch import BatchGame, game_seed, learner_seats
+from ..core.batch import learner_seats
 from ..core.config import QuiddlerConfig
+from ..core.engine import NOT_A_BOT, RESET_ACTION, LearnerGames
 from . import common
 from .common import COMPILED, IllegalActionError, OpponentMix
 from .versions import ENV_VERSION
-
-RESET_ACTION = BB.RESET_ACTION
-"""The one action a sub-env's mask allows in the step that ended its episode (its next action is ignored)."""
 
 __all__ = ["COMPILED", "RESET_ACTION", "OpponentMix", "QuiddlerVectorEnv"]
 
 
 _NO_CODES = np.zeros(0, dtype=np.int8)
-_REWARD_CODES = dict(zip(common.REWARD_MODES, (K.ROUND_SCORE, K.RELATIVE, K.LEAD, K.WIN_LOSS), strict=True))
 
 
 class QuiddlerVectorEnv(VectorEnv):
@@ -100,35 +95,33 @@ class QuiddlerVectorEnv(VectorEnv):
         self.num_envs = N = int(num_envs)
         n = self.num_players = self.config.num_players
         self.reward_mode = opts["reward_mode"]
-        self._reward_code = _REWARD_CODES[self.reward_mode]
         self.reward_scale = opts["reward_scale"]
         self.max_cycles = opts["max_cycles"]
         self.learner_seat_option = opts["learner_seat"]
-        self._seat_code = -1 if self.learner_seat_option == "random" else int(self.learner_seat_option)
         self.illegal_reward = opts["illegal_reward"]
         self.infos = opts["infos"]
         self.autoreset_mode = opts["autoreset_mode"]
         self.slot_offset = opts["slot_offset"]
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
         self.set_opponents(opts["opponents"])
-        self.games = BatchGame(self.config, N)
-        self.num_actions = self.games.num_actions
+        self.learners = LearnerGames(
+            self.config, N, reward_mode=self.reward_mode, reward_scale=self.reward_scale,
+            illegal_reward=self.illegal_reward, max_cycles=self.max_cycles, learner_seat=self.learner_seat_option,
+            slot_offset=self.slot_offset,
+        )  # fmt: skip
+        self.games = self.learners.games
+        self.num_actions = self.learners.num_actions
         self.single_observation_space = common.observation_box(self.config)
         self.single_action_space = spaces.Discrete(self.num_actions)
         self.observation_space = batch_space(self.single_observation_space, N)
         self.action_space = batch_space(self.single_action_space, N)
         self.render_mode = None
 
-        self.seats = np.zeros(N, dtype=np.int64)
-        self.bots = np.full((N, n), BB.NOT_A_BOT, dtype=np.int8)
+        learners = self.learners
+        # The engine's arrays, by game (`LearnerGames`), under the env's names.
+        self.seats, self.bots, self.moves = learners.seats, learners.bots, learners.moves
+        self.steps, self.episodes, self.masks = learners.steps, learners.episodes, learners.masks
         self.policies: list[list[Any]] = [[None] * n for _ in range(N)]
-        self.moves = np.zeros(N, dtype=np.int64)
-        self.steps = np.zeros(N, dtype=np.int64)
-        self.episodes = np.zeros(N, dtype=np.int64)
-        self.masks = np.zeros((N, self.num_actions), dtype=np.int8)
-        self._reset_mask = np.zeros(self.num_actions, dtype=np.int8)
-        self._reset_mask[BB.RESET_ACTION] = 1
-        self.observations = np.zeros((N, self.games.observation_size), dtype=np.float32)
         self._needs_reset = np.zeros(N, dtype=bool)
         self._seed: int | None = None
 
@@ -137,10 +130,15 @@ class QuiddlerVectorEnv(VectorEnv):
         self.opponents = common.check_vector_opponents(opponents, self.num_players)
         # The compiled bots' codes, seat by seat, when every opponent is one by name (episodes start in one call).
         named = all(isinstance(entry, str) for entry in self.opponents)
-        self._codes = np.asarray([BB.BOT_CODES[e] for e in self.opponents], dtype=np.int8) if named else None
+        self._codes = LearnerGames.bot_codes(self.opponents) if named else None
         entries = [e for o in self.opponents for e in (o.entries if isinstance(o, OpponentMix) else [o])]
         # Sticky: games already dealt may still seat the Python policies of the earlier opponents.
         self._any_python = getattr(self, "_any_python", False) or any(not isinstance(e, str) for e in entries)
+
+    @property
+    def observations(self) -> np.ndarray:
+        """The learners' observations now (the array the last reset or step returned)."""
+        return self.learners.observations
 
     # -- episodes ----------------------------------------------------------------------------
 
@@ -149,22 +147,15 @@ class QuiddlerVectorEnv(VectorEnv):
         its mask and observation are written."""
         n = self.num_players
         if self._codes is not None:  # compiled bots only: one call for it all
-            g = self.games
-            BB.start_episodes(
-                slots, np.uint64(self._seed), np.int64(self.slot_offset), self.episodes, np.int64(self._seat_code),
-                self._codes, self.seats, self.bots, self.moves, self.steps, self.masks, self.observations,
-                g.cards, g.ints, g.rng, g.go, g.L, g.R, g.sizes, g.S, g.obs_starts, self.num_actions, g.best_memo,
-                g.table_memo,
-            )  # fmt: skip
+            self.learners.start_bot_episodes(slots, self._codes)
             return
-        seeds = game_seed(self._seed, slots + self.slot_offset, self.episodes[slots])
-        self.games.reset(games=slots, seeds=seeds)
+        seeds = self.learners.deal(slots)
         if self.learner_seat_option == "random":
             seats = learner_seats(seeds, n)
         else:
             seats = np.full(slots.size, self.learner_seat_option, dtype=np.int64)
         self.seats[slots] = seats
-        self.bots[slots, seats] = BB.NOT_A_BOT
+        self.bots[slots, seats] = NOT_A_BOT
         for i, s, seat in zip(slots.tolist(), seeds.tolist(), seats.tolist(), strict=True):
             # One generator per episode, from the episode's seed: its opponent draws are its own.
             rng = np.random.default_rng(s)
@@ -173,14 +164,10 @@ class QuiddlerVectorEnv(VectorEnv):
                 if isinstance(entry, OpponentMix):
                     entry = entry.draw(rng)
                 other = (seat + k) % n
-                self.bots[i, other] = BB.BOT_CODES[entry] if isinstance(entry, str) else BB.NOT_A_BOT
+                self.bots[i, other] = LearnerGames.bot_codes([entry])[0] if isinstance(entry, str) else NOT_A_BOT
                 self.policies[i][other] = entry
-        self.episodes[slots] += 1
-        self.steps[slots] = 0
-        self.moves[slots] = 0
-        self.games.take_gains(slots)
         self._advance(slots)
-        self._refresh(slots)
+        self.learners.refresh(slots)
 
     def _advance(self, slots: np.ndarray) -> None:
         """Play the opponents of `slots` until each is at its learner's move or over."""
@@ -190,12 +177,12 @@ class QuiddlerVectorEnv(VectorEnv):
             if not self._any_python:
                 return
             cur = g.current_player[slots]
-            waiting = slots[(~g.is_over[slots]) & (cur != self.seats[slots])]
-            if waiting.size == 0:
+            turn = (~g.is_over[slots]) & (cur != self.seats[slots])
+            if not turn.any():
                 return
             groups: dict[int, tuple[Any, list[int]]] = {}
-            for i in waiting.tolist():
-                policy = self.policies[i][int(g.ints[i, K.I_CUR])]
+            for i, seat in zip(slots[turn].tolist(), cur[turn].tolist(), strict=True):
+                policy = self.policies[i][seat]
                 groups.setdefault(id(policy), (policy, []))[1].append(i)
             for policy, members in groups.values():
                 self._play_python(policy, np.asarray(members, dtype=np.int64))
@@ -203,6 +190,7 @@ class QuiddlerVectorEnv(VectorEnv):
     def _play_python(self, policy: Any, slots: np.ndarray) -> None:
         g = self.games
         masks = g.action_masks(slots)
+        seats = g.current_player[slots]
         wants_obs = getattr(policy, "uses_observation", True)
         obs = g.observe(games=slots) if wants_obs else None
         if callable(getattr(policy, "act_batch", None)):
@@ -214,7 +202,7 @@ class QuiddlerVectorEnv(VectorEnv):
             move = common.action_id(choice)
             if move is None or not (0 <= move < self.num_actions and masks[j, move]):
                 raise IllegalActionError(
-                    f"opponent policy {policy!r} in seat {int(g.ints[slots[j], K.I_CUR])} of sub-env {int(slots[j])} "
+                    f"opponent policy {policy!r} in seat {int(seats[j])} of sub-env {int(slots[j])} "
                     f"chose illegal action {choice!r}; legal: {np.flatnonzero(masks[j]).tolist()}"
                 )
             actions[j] = move
@@ -228,18 +216,14 @@ class QuiddlerVectorEnv(VectorEnv):
         if seed is not None or self._seed is None:
             self._seed = seed if seed is not None else int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
             self.episodes[:] = 0
+            self.learners.seed = np.uint64(self._seed)
         mask = options.get("reset_mask")
         slots = self.games.all_games if mask is None else np.flatnonzero(np.asarray(mask, dtype=bool))
-        self.observations = self.observations.copy()  # the array the last step returned stays the caller's
+        self.learners.observations = self.observations.copy()  # the array the last step returned stays the caller's
         self._start(slots)
         self._needs_reset[slots] = False
         nothing = np.zeros(self.num_envs, dtype=bool)
         return self.observations, self._infos(nothing, nothing, self._new_figures())
-
-    def _refresh(self, slots: np.ndarray) -> None:
-        # Straight into the env's arrays, row by game (a game that is over gets an all-zero mask).
-        self.games.action_masks(slots, self.masks, at_games=True)
-        self.games.observe(self.seats, slots, self.observations, at_games=True)
 
     def step(self, actions: Any):
         """Play each sub-env's learner action, then its opponents up to the learner's next move (see the docstring)."""
@@ -262,56 +246,23 @@ class QuiddlerVectorEnv(VectorEnv):
         over = np.zeros(N, dtype=bool)
         figures = self._new_figures()
         next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
-        g = self.games
+        learners = self.learners
         # Every row of the observations is written below (the restarted games' too), so they go into a new
         # array, which is returned as it is: the one the last step returned stays the caller's.
-        self.observations = np.empty_like(self.observations)
-        if not self._any_python:  # every opponent a compiled bot: the whole step of each game in one call
-            # Per game: 0 plays its move; 1 starts its next episode in the same call (next-step autoreset, the
-            # opponents compiled bots by name); 2 waits, its next episode dealt below (mixes draw from numpy).
-            restart = self._needs_reset.view(np.int8) * (1 if self._codes is not None else 2)
-            if not next_step:
-                restart[:] = 0
-            BB.vector_step(
-                actions.astype(np.int64, copy=False), restart, np.uint64(self._seed), np.int64(self.slot_offset),
-                self.episodes, np.int64(self._seat_code), self._codes if self._codes is not None else _NO_CODES,
-                self.seats, self.bots, self.moves, self.steps, self.max_cycles or 0, self._reward_code,
-                self.reward_scale, self.illegal_reward, self.masks, self.observations, rewards, terminated,
-                truncated, illegal, round_ended, over, figures, g.cards, g.ints, g.rng, g.go, g.L, g.R, g.sizes, g.S,
-                g.obs_starts, self.num_actions, g.best_memo, g.table_memo,
-            )  # fmt: skip
-            if self._codes is None and next_step and self._needs_reset.any():
-                self._start(np.flatnonzero(self._needs_reset))
-        else:
-            restart = np.flatnonzero(self._needs_reset) if next_step else np.empty(0, np.int64)
-            playing = np.ones(N, dtype=bool)
-            playing[restart] = False
-            slots = np.flatnonzero(playing)
-            acts = actions[slots].astype(np.int64)
-            legal = (acts >= 0) & (acts < self.num_actions)
-            legal[legal] = self.masks[slots[legal], acts[legal]] > 0
-            bad = slots[~legal]
-            illegal[bad] = True
-            terminated[bad] = True
-            rewards[bad] = self.illegal_reward
-            good = slots[legal]
-            rounds_before = g.rounds_completed.copy()
-            if good.size:
-                g.step(acts[legal], good)
-                self.moves[good] += 1
-                self._advance(good)
-                self.steps[good] += 1
-                rewards[good] = self._rewards(good)
-                terminated[good[g.is_over[good]]] = True
-                if self.max_cycles is not None:
-                    cut = good[(~g.is_over[good]) & (self.steps[good] >= self.max_cycles)]
-                    truncated[cut] = True
-            round_ended = g.rounds_completed != rounds_before
-            K.round_figures(round_ended, terminated & ~illegal, over, *figures, g.ints, g.L, g.R)
-            self._refresh(slots)
-            self.masks[terminated | truncated] = self._reset_mask  # as the compiled step: only RESET_ACTION
-            if restart.size:
-                self._start(restart)
+        learners.observations = np.empty_like(learners.observations)
+        # Per game: 0 plays its move; 1 starts its next episode in the same call (next-step autoreset, the
+        # opponents compiled bots by name); 2 waits, its next episode dealt below (mixes and Python policies).
+        restart = self._needs_reset.view(np.int8) * (1 if self._codes is not None else 2)
+        if not next_step:
+            restart[:] = 0
+        codes = self._codes if self._codes is not None else _NO_CODES
+        flags = (rewards, terminated, truncated, illegal, round_ended, over, figures)
+        waiting, rounds_before = learners.step(actions, restart, codes, *flags)
+        if waiting.size:  # games at a Python policy's move: play them up to the learner's, then end their step
+            self._advance(waiting)
+            learners.finish(waiting, rounds_before, rewards, terminated, truncated, round_ended, over, figures)
+        if self._codes is None and next_step and self._needs_reset.any():
+            self._start(np.flatnonzero(self._needs_reset))
         done = terminated | truncated
         infos = self._infos(round_ended, over, figures, illegal=illegal, masks=False)
         if next_step:
@@ -332,13 +283,6 @@ class QuiddlerVectorEnv(VectorEnv):
         infos["action_mask"] = self.masks.copy()
         infos["seat"] = self.seats.copy()
         return self.observations, rewards, terminated, truncated, infos
-
-    def _rewards(self, slots: np.ndarray) -> np.ndarray:
-        """The learners' rewards in `slots` from the round ends since their last moves (`K.learner_reward`)."""
-        out = np.empty(slots.size, dtype=np.float64)
-        g = self.games
-        K.learner_rewards(slots, self.seats, self._reward_code, self.reward_scale, out, g.ints, g.L, g.R)
-        return out
 
     def _new_figures(self) -> tuple[np.ndarray, ...]:
         """Zeroed arrays for the infos' figures of a step: round scores, round bonuses, totals, winner counts."""

@@ -90,8 +90,8 @@ def fingerprint_source() -> dict[str, Any]:
     """What the fingerprint hashes, read from the code's own declarations."""
     from ..core import actions as A
     from ..core.config import MAX_PLAYERS, MIN_PLAYERS, QuiddlerConfig
+    from ..core.observation import observation_layout
     from . import common
-    from .observation import observation_layout
 
     observation = {}
     for challenges in (False, True):

@@ -51,7 +51,7 @@ import torch
 from ray.rllib.callbacks.callbacks import RLlibCallback
 
 from quiddler_env.core.actions import num_actions
-from quiddler_env.envs.observation import observation_layout
+from quiddler_env.core.observation import observation_layout
 
 from ...policies.rllib import actor_network, write_rllib_export
 from ..checks import RunConfigError

@@ -62,12 +62,12 @@ class TrainingEnv(QuiddlerEnv):
     def layout_potential(self) -> float:
         """Points of the best hand the learner can keep now: its best layout (draw phase), or the best
         layout left after its best discard (discard phase); 0 once the game is over."""
-        if self.game.phase == Phase.GAME_OVER:
+        if self.engine.is_over:
             return 0.0
         if self._solver is None:
             self._solver = get_solver(load_dictionary(self.config.dictionary), self.config.min_word_cards)
-        hand = list(self.game.hands[self.seat])
-        if self.game.phase == Phase.DRAW:
+        hand = self.engine.hand(self.seat)
+        if self.engine.phase == Phase.DRAW:
             return float(self._solver.best_layout(hand, counts=True).score)
         return float(max(o.score for o in self._solver.discard_options(hand)))
 

@@ -1,0 +1,400 @@
+"""The engine's one interface: a game handle every env plays through.
+
+```python
+from quiddler_env.core.engine import Game
+
+game = Game(QuiddlerConfig(num_players=3))
+game.reset(seed=7)                         # the deal of `batch.game_seed(7, 0)`'s stream
+while not game.is_over:
+    move = int(game.legal_mask.nonzero()[0][0])   # the mover's legal moves (int8, refreshed by each step)
+    results = game.step(move)              # the round's `RoundResult`s when the move ended a round, else None
+game.totals, game.winners()
+```
+
+A `Game` holds one game in the batched engine (`batch.BatchGame` as a batch of one): each `step` is one
+compiled call that plays the move and writes the next mover's legal moves (`legal_mask`) and observation
+(`observation`). It answers who moves (`current_player`), in which phase (`phase`), what any seat sees
+(`observe(seat)`), the round results (`round_history`, `last_gains`), each hand (`hand(seat)`, for
+referees and shaping, never for a policy) and the whole game as the readable reference
+(`snapshot()`: a `QuiddlerGame` copy, which `tests/test_batch_parity.py` checks move by move).
+Many games at once are `BatchGame` itself, which the vector env drives through `learner.LearnerGames`.
+
+The envs (`quiddler_env.envs`) talk to the engine only through this module, `batch` and `learner`;
+no env reads the kernels' packed state (`tests/test_imports.py` checks it).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import batch_bots
+from . import batch_kernels as K
+from .batch import BatchGame, game_seed
+from .config import QuiddlerConfig
+from .game import IllegalActionError, Phase, QuiddlerGame
+from .observation import encode_observation
+from .scoring import RoundResult
+from .solver import HandSolver
+
+__all__ = ["COMPILED_BOTS", "Game", "IllegalActionError", "Phase", "game_seed"]
+
+COMPILED_BOTS: tuple[str, ...] = tuple(batch_bots.BOT_CODES)
+"""The bots the engine plays itself, by name (an opponent named so costs no Python per move)."""
+
+
+class Game:
+    """One game of Quiddler in the batched engine (see the module docstring). Call `reset` before playing."""
+
+    def __init__(self, config: QuiddlerConfig | None = None, solver: HandSolver | None = None) -> None:
+        self.config = config or QuiddlerConfig()
+        self.num_players = self.config.num_players
+        batch = self._batch = BatchGame(self.config, num_games=1, solver=solver)
+        self.num_actions = batch.num_actions
+        self.observation_size = batch.observation_size
+        self.legal_mask = np.zeros(self.num_actions, dtype=np.int8)
+        """The current player's legal moves (all zero once the game is over); rewritten in place by each step."""
+        self.observation = np.zeros(self.observation_size, dtype=np.float32)
+        """The current player's observation; rewritten in place by each step."""
+        self.round_history: list[list[RoundResult]] = []
+        """Per scored round of this game, every seat's `RoundResult`."""
+        self.last_gains: list[int] = [0] * self.num_players
+        """What the last scored round added to each seat's total (after the score floor)."""
+        self._bind()
+
+    def _bind(self) -> None:
+        """The views the hot path reads: the game's row of ints and the kernels' arguments, in their order."""
+        b = self._batch
+        self._ints = b.ints[0]
+        self._state = (b.cards, b.ints, b.rng, b.go, b.L, b.R, b.sizes, b.S, b.obs_starts)
+        self._gain = slice(int(b.L[K.L_GAIN]), int(b.L[K.L_GAIN]) + self.num_players)
+
+    # -- playing -------------------------------------------------------------------------------
+
+    def reset(self, seed: int, decks: Sequence[Sequence[str | int]] | None = None) -> None:
+        """Deal a new game from the deal generator seeded `seed` (a `game_seed`; uint64 range). `decks` stacks the
+        decks, as `QuiddlerGame.reset(decks=...)`: faces, top card first, for the first rounds."""
+        stacked = None
+        if decks is not None:
+            stacked = np.asarray([[QuiddlerGame.check_deck(d) for d in decks[: self.config.num_rounds]]])
+        self._batch.reset(seeds=np.asarray([int(seed)], dtype=np.uint64), decks=stacked)
+        self._ints[self._gain] = 0
+        self.round_history = []
+        self.last_gains = [0] * self.num_players
+        self._view()
+
+    def step(self, move: int) -> list[RoundResult] | None:
+        """Play `move` for the current player; the scored round's results if the move ended a round, else None.
+
+        An illegal move raises `IllegalActionError` and changes nothing."""
+        ints = self._ints
+        rounds_before = ints[K.I_ROUNDS_DONE]
+        if not K.step_view(0, move, self.legal_mask, self.observation, *self._state):
+            legal = np.flatnonzero(self.legal_mask).tolist()
+            raise IllegalActionError(f"illegal action {move} for player {self.current_player}; legal: {legal}")
+        if ints[K.I_ROUNDS_DONE] == rounds_before:
+            return None
+        results = self._batch.round_results(0)
+        gains = ints[self._gain]
+        self.last_gains = gains.tolist()
+        gains[:] = 0
+        self.round_history.append(results)
+        return results
+
+    def _view(self) -> None:
+        """The mover's legal moves and observation from the state (a step writes them itself)."""
+        b = self._batch
+        K.view_row(0, self.legal_mask, self.observation, b.cards, b.ints, b.go, b.L, b.R, b.S, b.obs_starts)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    @property
+    def current_player(self) -> int:
+        return int(self._ints[K.I_CUR])
+
+    @property
+    def phase(self) -> Phase:
+        return Phase(int(self._ints[K.I_PHASE]))
+
+    @property
+    def is_over(self) -> bool:
+        return bool(self._ints[K.I_PHASE] == K.GAME_OVER)
+
+    @property
+    def totals(self) -> list[int]:
+        return self._batch.totals[0].tolist()
+
+    def winners(self) -> list[int]:
+        """The seats sharing the highest total."""
+        totals = self.totals
+        return [p for p, t in enumerate(totals) if t == max(totals)]
+
+    @property
+    def discard_top(self) -> int:
+        """The face index on top of the discard pile, -1 when it is empty."""
+        length = int(self._ints[K.I_DISC_LEN])
+        return int(self._batch.cards[0, int(self._batch.L[K.L_DISC]) + length - 1]) if length else -1
+
+    def hand(self, seat: int) -> list[int]:
+        """Seat's hand as face counts (hidden information: for referees, rewards and analysis, not policies)."""
+        return self._batch.hands()[0, seat].tolist()
+
+    def observe(self, seat: int) -> np.ndarray:
+        """What `seat` sees now (a new float32 array; `observation` is the current player's)."""
+        if seat == self.current_player and not self.is_over:
+            return self.observation.copy()
+        return self._batch.observe(np.asarray([seat]), self._batch.all_games)[0]
+
+    def snapshot(self) -> QuiddlerGame:
+        """The game now as the readable reference `QuiddlerGame` (a copy: changing it changes nothing here)."""
+        return self._batch.game(0, self.round_history)
+
+    # -- copying and pickling ------------------------------------------------------------------
+
+    _ARRAYS = ("cards", "ints", "rng", "go")
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The rules, the game's arrays and what this handle keeps; not the dictionary or compiled tables, which
+        `__setstate__` takes from the process (`solver.get_solver` shares them)."""
+        return {
+            "config": self.config,
+            "arrays": {name: getattr(self._batch, name).copy() for name in self._ARRAYS},
+            "round_history": [list(results) for results in self.round_history],
+            "last_gains": list(self.last_gains),
+            "legal_mask": self.legal_mask.copy(),
+            "observation": self.observation.copy(),
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        Game.__init__(self, state["config"])
+        for name, array in state["arrays"].items():
+            getattr(self._batch, name)[...] = array
+        self.round_history = state["round_history"]
+        self.last_gains = state["last_gains"]
+        self.legal_mask[...] = state["legal_mask"]
+        self.observation[...] = state["observation"]
+
+
+class ReferenceGame(Game):
+    """`Game` on the readable `QuiddlerGame`, for the rules the batched engine does not play yet (the challenge
+    variant). The same interface; every move in Python."""
+
+    def __init__(self, config: QuiddlerConfig | None = None, solver: HandSolver | None = None) -> None:
+        self.config = config or QuiddlerConfig()
+        self.num_players = self.config.num_players
+        self._game = QuiddlerGame(self.config, solver)
+        self.num_actions = self._game.num_actions
+        self.legal_mask = np.zeros(self.num_actions, dtype=np.int8)
+        self.observation = np.zeros(0, dtype=np.float32)
+        self.round_history: list[list[RoundResult]] = []
+        self.last_gains = [0] * self.num_players
+
+    def reset(self, seed: int, decks: Sequence[Sequence[str | int]] | None = None) -> None:
+        self._game.reset(int(seed), decks=decks)
+        self.round_history = self._game.round_history
+        self.last_gains = [0] * self.num_players
+        self._view()
+
+    def step(self, move: int) -> list[RoundResult] | None:
+        game = self._game
+        if not (0 <= move < self.num_actions and self.legal_mask[move]):
+            legal = np.flatnonzero(self.legal_mask).tolist()
+            raise IllegalActionError(f"illegal action {move} for player {self.current_player}; legal: {legal}")
+        totals_before = list(game.totals)
+        results = game.step(move)
+        self._view()
+        if results is not None:
+            self.last_gains = [t - b for t, b in zip(game.totals, totals_before, strict=True)]
+        return results
+
+    def _view(self) -> None:
+        game = self._game
+        self.legal_mask = game.legal_action_mask() if not game.is_over else np.zeros(self.num_actions, np.int8)
+        self.observation = encode_observation(game, game.current_player)
+        self.observation_size = self.observation.size
+
+    @property
+    def current_player(self) -> int:
+        return self._game.current_player
+
+    @property
+    def phase(self) -> Phase:
+        return self._game.phase
+
+    @property
+    def is_over(self) -> bool:
+        return self._game.is_over
+
+    @property
+    def totals(self) -> list[int]:
+        return list(self._game.totals)
+
+    @property
+    def discard_top(self) -> int:
+        return self._game.discard_pile[-1] if self._game.discard_pile else -1
+
+    def hand(self, seat: int) -> list[int]:
+        return list(self._game.hands[seat])
+
+    def observe(self, seat: int) -> np.ndarray:
+        if seat == self.current_player and not self.is_over:
+            return self.observation.copy()
+        return encode_observation(self._game, seat)
+
+    def snapshot(self) -> QuiddlerGame:
+        game = self._game
+        shared = (self.config, game.config, game.solver, *game.seat_solvers)
+        return copy.deepcopy(game, {id(obj): obj for obj in shared})
+
+    def __getstate__(self) -> dict[str, Any]:
+        skip = ("config", "solver", "seat_solvers")
+        state = {k: v for k, v in vars(self).items() if k != "_game"}
+        state["_game"] = {k: v for k, v in vars(self._game).items() if k not in skip}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        ReferenceGame.__init__(self, state["config"])
+        vars(self._game).update(state.pop("_game"))
+        vars(self).update(state)
+        self.round_history = self._game.round_history
+
+
+def open_game(config: QuiddlerConfig, solver: HandSolver | None = None) -> Game:
+    """The engine's handle for one game under `config`: `Game`, or `ReferenceGame` for the challenge variant
+    until the batched engine plays it."""
+    return ReferenceGame(config, solver) if config.challenges else Game(config, solver)
+
+
+REWARD_CODES = {"round_score": K.ROUND_SCORE, "relative": K.RELATIVE, "lead": K.LEAD, "win_loss": K.WIN_LOSS}
+"""The reward modes as the kernels know them (`batch_kernels.learner_reward`)."""
+RESET_ACTION = batch_bots.RESET_ACTION
+"""The one action a learner's mask allows once its episode ended (the next action is then ignored)."""
+NOT_A_BOT = batch_bots.NOT_A_BOT
+"""`LearnerGames.bots` of a seat the engine does not play: the learner's, or a Python policy's."""
+
+
+class LearnerGames:
+    """N games for one learner seat each, the other seats played by compiled bots (by name) or by the caller
+    (Python policies): the vector env's engine. Each game's learner step is one compiled call
+    (`batch_bots.vector_step`); a game waiting on a Python policy comes back to the caller, which plays it
+    (`BatchGame.step`) and calls `finish`. Arrays by game: `seats` (the learner's), `bots` (per seat, the
+    compiled bot's code or `NOT_A_BOT`), `moves` (every seat's, this episode), `steps` (the learner's),
+    `episodes` (dealt so far), `masks` and `observations` (the learner's, now)."""
+
+    def __init__(
+        self,
+        config: QuiddlerConfig,
+        num_games: int,
+        *,
+        reward_mode: str = "round_score",
+        reward_scale: float = 1.0,
+        illegal_reward: float = -1.0,
+        max_cycles: int | None = None,
+        learner_seat: int | str = "random",
+        slot_offset: int = 0,
+    ) -> None:
+        self.games = BatchGame(config, num_games)
+        N, n = num_games, config.num_players
+        self.num_players = n
+        self.num_actions = self.games.num_actions
+        self.reward_code = REWARD_CODES[reward_mode]
+        self.reward_scale = float(reward_scale)
+        self.illegal_reward = float(illegal_reward)
+        self.max_cycles = max_cycles or 0
+        self.seat_code = -1 if learner_seat == "random" else int(learner_seat)
+        self.slot_offset = int(slot_offset)
+        self.seed = np.uint64(0)
+        self.seats = np.zeros(N, dtype=np.int64)
+        self.bots = np.full((N, n), NOT_A_BOT, dtype=np.int8)
+        self.moves = np.zeros(N, dtype=np.int64)
+        self.steps = np.zeros(N, dtype=np.int64)
+        self.episodes = np.zeros(N, dtype=np.int64)
+        self.masks = np.zeros((N, self.num_actions), dtype=np.int8)
+        self.observations = np.zeros((N, self.games.observation_size), dtype=np.float32)
+        self._waiting = np.full(N, -1, dtype=np.int64)
+
+    @staticmethod
+    def bot_codes(names: Sequence[str]) -> np.ndarray:
+        """The compiled bots' codes of `names` (each one of `COMPILED_BOTS`), seat by seat."""
+        return np.asarray([batch_bots.BOT_CODES[name] for name in names], dtype=np.int8)
+
+    def _kernel_state(self) -> tuple:
+        g = self.games
+        return (g.cards, g.ints, g.rng, g.go, g.L, g.R, g.sizes, g.S, g.obs_starts, self.num_actions, g.best_memo,
+                g.table_memo)  # fmt: skip
+
+    def start_bot_episodes(self, slots: np.ndarray, codes: np.ndarray) -> None:
+        """Deal each of `slots` its next episode (episode `episodes[i]` of slot i + slot_offset: `game_seed`),
+        seat its learner and the bots `codes` (k seats after the learner: codes[k - 1]), play them up to the
+        learner's move and write its mask and observation: one compiled call."""
+        batch_bots.start_episodes(
+            np.ascontiguousarray(slots, dtype=np.int64), self.seed, np.int64(self.slot_offset), self.episodes,
+            np.int64(self.seat_code), codes, self.seats, self.bots, self.moves, self.steps, self.masks,
+            self.observations, *self._kernel_state(),
+        )  # fmt: skip
+
+    def deal(self, slots: np.ndarray) -> np.ndarray:
+        """Deal each of `slots` its next episode, seats to be assigned by the caller (then `play_bots` and
+        `refresh`); returns the episodes' game seeds."""
+        seeds = game_seed(int(self.seed), slots + self.slot_offset, self.episodes[slots])
+        self.games.reset(games=slots, seeds=seeds)
+        self.episodes[slots] += 1
+        self.steps[slots] = 0
+        self.moves[slots] = 0
+        self.games.take_gains(slots)
+        return seeds
+
+    def step(
+        self,
+        actions: np.ndarray,
+        restart: np.ndarray,
+        codes: np.ndarray,
+        rewards: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+        illegal: np.ndarray,
+        round_ended: np.ndarray,
+        over: np.ndarray,
+        figures: tuple[np.ndarray, ...],
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Each game's learner step (see `batch_bots.vector_step`; restart[i]: 0 play, 1 start the next episode
+        with the bots `codes`, 2 leave it to the caller), writing the outputs in place. Returns the games
+        waiting on a Python policy and their rounds completed before the learner's move: play them, then
+        `finish(games, rounds_before, ...)`."""
+        batch_bots.vector_step(
+            actions.astype(np.int64, copy=False), restart, self.seed, np.int64(self.slot_offset), self.episodes,
+            np.int64(self.seat_code), codes, self.seats, self.bots, self.moves, self.steps, self.max_cycles,
+            self.reward_code, self.reward_scale, self.illegal_reward, self.masks, self.observations, rewards,
+            terminated, truncated, illegal, round_ended, over, figures, self._waiting, *self._kernel_state(),
+        )  # fmt: skip
+        waiting = np.flatnonzero(self._waiting >= 0)
+        return waiting, self._waiting[waiting]
+
+    def finish(
+        self,
+        games: np.ndarray,
+        rounds_before: np.ndarray,
+        rewards: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+        round_ended: np.ndarray,
+        over: np.ndarray,
+        figures: tuple[np.ndarray, ...],
+    ) -> None:
+        """End the learner step of `games` that `step` returned waiting, once the caller played their Python
+        seats up to the learner's move or the game's end: rewards, flags, figures, masks and observations."""
+        g = self.games
+        batch_bots.finish_steps(
+            games, rounds_before, self.seats, self.steps, self.max_cycles, self.reward_code, self.reward_scale,
+            self.masks, self.observations, rewards, terminated, truncated, round_ended, over, figures, g.cards,
+            g.ints, g.go, g.L, g.R, g.S, g.obs_starts,
+        )  # fmt: skip
+
+    def refresh(self, slots: np.ndarray) -> None:
+        """Write the learners' masks and observations of `slots` from their games (after `deal` and play)."""
+        self.games.action_masks(slots, self.masks, at_games=True)
+        self.games.observe(self.seats, slots, self.observations, at_games=True)
