@@ -25,6 +25,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
+from pettingzoo.utils import wrappers
 
 import quiddler_env
 from quiddler_env.core import files
@@ -135,8 +136,14 @@ def main(argv: list[str] | None = None) -> dict:
     if args.games < 1 or args.runs < 1:
         parser.error("--games and --runs must be at least 1")
 
+    # PettingZoo's own wrappers around the same raw env: what `env()`'s one-hop wrapper subclasses (reading
+    # the raw env's state past the wrappers' `__getattr__` chain, `quiddler_v0._RawState`) are worth.
+    stock = wrappers.OrderEnforcingWrapper(
+        wrappers.AssertOutOfBoundsWrapper(wrappers.TerminateIllegalWrapper(raw_env(num_players=args.players), -1))
+    )
     targets = {
         "env() (all wrappers)": ("env", quiddler_env.env(num_players=args.players)),
+        "PettingZoo's own wrappers": ("env", stock),
         "raw_env": ("raw", raw_env(num_players=args.players)),
         "Quiddler-v0 (gym.make)": ("gym", gym.make("Quiddler-v0", num_players=args.players)),
     }
@@ -190,7 +197,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     if args.profile:
         key = args.profile
-        label, (_, env) = next((lbl, t) for lbl, t in targets.items() if t[0] == key)
+        label, (_, env) = next((lbl, t) for lbl, t in targets.items() if t[0] == key)  # the first of the key
         seeds = range(next_seed, next_seed + args.games)
         if key == "gym":
             profile(label, lambda s, p: run_gym(env, s, p), seeds, pick)

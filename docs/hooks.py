@@ -42,7 +42,7 @@ def _env_options() -> str:
 
 
 def _observation_sizes() -> str:
-    from quiddler_env.envs.observation import observation_layout
+    from quiddler_env.core.observation import observation_layout
 
     names = list(observation_layout(2).slices)
     head = "| players | size | " + " | ".join(f"`{n}`" for n in names) + " |"
