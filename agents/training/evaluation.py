@@ -63,7 +63,7 @@ def evaluate_bundle(bundle: Path, cfg: RunConfig, step: int) -> list[EvalRow]:
     from ..registry import make
     from .config import eval_tables
 
-    rules = cfg.game_config()
+    rules = cfg.rules
     n = rules.num_players
     learner = load_policy(bundle, config=rules, deterministic=cfg.eval.deterministic)
     rows = []

@@ -79,9 +79,9 @@ def compile_kernels(cfg: RunConfig, say: Callable[[str], None] | None = None) ->
             say(f"kernels: {what} compiled ({time.perf_counter() - part['t0']:.0f} s)")
         part.update(counts=counts, t0=time.perf_counter())
 
-    rules = cfg.game_config()
+    rules = cfg.rules
     n = rules.num_players
-    options = cfg.env_options()
+    options = cfg.env_options
     features = cfg.algo.observation_features
     rng = np.random.default_rng(0)
 
