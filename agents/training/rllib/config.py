@@ -64,7 +64,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.envs.common import check_env_options, env_option_names
 
 from ..checks import RunConfigError, bad, boolean, is_int, known, non_negative_int, number, positive_int
