@@ -129,3 +129,27 @@ def test_the_pretraining_env_gets_the_runs_config_object(monkeypatch):
     demos = pretrain.collect_demonstrations(cfg, 1, 0)
     assert seen and all(rules is cfg.rules for rules in seen)
     assert len(demos.actions) > 0
+
+
+def test_the_training_evaluation_plays_by_the_runs_config_object(monkeypatch):
+    from quiddler_agents import policies, registry
+    from quiddler_agents.training.config import load_run_config
+    from quiddler_agents.training.evaluation import evaluate_bundle
+
+    cfg = load_run_config(ROOT / "configs/champion_4p.yaml", ["eval.games=4", "eval.opponents=[greedy]"])
+    seen = []
+    make, load_policy = registry.make, policies.load_policy
+
+    def make_spy(spec, *args, **kwargs):
+        seen.append(kwargs.get("config"))
+        return make(spec, *args, **kwargs)
+
+    def load_spy(path, **kwargs):
+        seen.append(kwargs.get("config"))
+        return load_policy(path, **kwargs)
+
+    monkeypatch.setattr(registry, "make", make_spy)
+    monkeypatch.setattr(policies, "load_policy", load_spy)
+    (row,) = evaluate_bundle(ROOT / "agents" / "zoo" / "table-4p", cfg, step=1)
+    assert row.games == 4
+    assert len(seen) == 4 and all(rules is cfg.rules for rules in seen)  # the policy and its three greedy seats
