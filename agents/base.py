@@ -228,13 +228,14 @@ def table_rules(num_players: int | None = None, config: QuiddlerConfig | None = 
     """The rules an agent is built for, from the public entry points that still take a table size
     (`registry.make`, `policies.load_policy`): `config` itself, or `num_players` alone as short for
     `QuiddlerConfig(num_players=num_players)` (the default rules at that table), or None (the table is read from
-    the first observation). Both at once is a TypeError: the table size is the config's."""
+    the first observation). The table size is the config's: a `num_players` given beside a config (as older
+    callers do, e.g. `Quiddler-v0` for its string opponents) must name the same table, else a ValueError."""
     if num_players is None:
         return config
     if config is not None:
-        raise TypeError(
-            f"give config or num_players, not both (num_players={num_players!r}; the table size is config.num_players)"
-        )
+        if num_players != config.num_players:
+            raise ValueError(f"num_players={num_players} disagrees with config.num_players={config.num_players}")
+        return config
     return QuiddlerConfig(num_players=num_players)
 
 

@@ -185,8 +185,8 @@ def make(
     """Build the agent a spec names, seeded with `seed`, playing by the rules `config`.
 
     The table size is `config.num_players`; `num_players` alone is short for
-    `config=QuiddlerConfig(num_players=...)` (the default rules at that table), and giving
-    both is a TypeError. With neither, the table is read from the first observation.
+    `config=QuiddlerConfig(num_players=...)` (the default rules at that table); beside a
+    config it must name the config's table (a ValueError otherwise). With neither, the table is read from the first observation.
     Every builder (`AgentSpec.build`) takes `seed` and `config`. `trusted=True` lets `policy:` specs unpickle `model.zip` (only for
     files you trust). `options` go to the agent's constructor (e.g. `input_stream`
     for `human`).

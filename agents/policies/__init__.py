@@ -82,7 +82,8 @@ def load_policy(
     (always weights only). The policy's observation size must equal the env's
     (`observation_size`, or the size of `config`'s table), its action size 64,
     and its files their checksums in `policy.json`. `num_players` alone is short for
-    `config=QuiddlerConfig(num_players=...)` (the default rules at that table); give one or the other.
+    `config=QuiddlerConfig(num_players=...)` (the default rules at that table); beside a config it must
+    name the config's table.
     """
     config = table_rules(num_players, config)
     directory = bundle_dir(path)
