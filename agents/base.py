@@ -224,20 +224,38 @@ def split_observation(observation, action_mask) -> tuple[np.ndarray, np.ndarray]
     return np.asarray(observation, dtype=np.float32).reshape(-1), mask
 
 
+def table_rules(num_players: int | None = None, config: QuiddlerConfig | None = None) -> QuiddlerConfig | None:
+    """The rules an agent is built for, from the public entry points that still take a table size
+    (`registry.make`, `policies.load_policy`): `config` itself, or `num_players` alone as short for
+    `QuiddlerConfig(num_players=num_players)` (the default rules at that table), or None (the table is read from
+    the first observation). The table size is the config's: a `num_players` given beside a config (as older
+    callers do, e.g. `Quiddler-v0` for its string opponents) must name the same table, else a ValueError."""
+    if num_players is None:
+        return config
+    if config is not None:
+        if num_players != config.num_players:
+            raise ValueError(f"num_players={num_players} disagrees with config.num_players={config.num_players}")
+        return config
+    return QuiddlerConfig(num_players=num_players)
+
+
 class BaseAgent(ABC):
-    """Shared plumbing: the agent's own generator, table size, rules and solver."""
+    """Shared plumbing: the agent's own generator, table size, rules and solver.
+
+    `config`: the rules the agent plays by; the table size is `config.num_players`. Without one the
+    table (size, variant) is read from the first observation and the rules are the defaults for that table.
+    """
 
     name = "base"
 
-    def __init__(
-        self,
-        seed: int | None = None,
-        num_players: int | None = None,
-        config: QuiddlerConfig | None = None,
-    ):
-        if config is not None and num_players is not None and config.num_players != num_players:
-            raise ValueError(f"num_players={num_players} disagrees with config.num_players={config.num_players}")
-        self.num_players = num_players if num_players is not None else (config.num_players if config else None)
+    def __init__(self, seed: int | None = None, config: QuiddlerConfig | None = None):
+        if config is not None and not isinstance(config, QuiddlerConfig):
+            raise TypeError(
+                f"config must be a QuiddlerConfig or None, got {type(config).__name__}: {config!r} "
+                "(an agent's table size is config.num_players; there is no num_players argument)"
+            )
+        self.num_players = config.num_players if config is not None else None
+        """The table size: the config's, or read from the first observation."""
         self._config = config
         self._solver: HandSolver | None = None
         self._seat_solvers: dict[int, HandSolver] = {}

@@ -88,7 +88,6 @@ class ExpertAgent(BaseAgent):
     def __init__(
         self,
         seed: int | None = None,
-        num_players: int | None = None,
         config: QuiddlerConfig | None = None,
         *,
         samples: int = DEFAULT_SAMPLES,
@@ -100,7 +99,7 @@ class ExpertAgent(BaseAgent):
         self.top = checked["top"]
         self.go_out_value = checked["go_out_value"]
         self._odds: dict[int, dict[str, np.ndarray]] = {}
-        super().__init__(seed, num_players, config)
+        super().__init__(seed, config)
 
     # -- values ----------------------------------------------------------------------
 

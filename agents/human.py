@@ -75,7 +75,6 @@ class HumanAgent(BaseAgent):
     def __init__(
         self,
         seed: int | None = None,
-        num_players: int | None = None,
         config: QuiddlerConfig | None = None,
         *,
         input_stream: TextIO | None = None,
@@ -86,7 +85,7 @@ class HumanAgent(BaseAgent):
         self.output_stream = output_stream if output_stream is not None else sys.stdout
         # A scripted stream that never says anything readable must not loop forever.
         self.max_attempts = max_attempts
-        super().__init__(seed, num_players, config)
+        super().__init__(seed, config)
 
     def say(self, text: str = "") -> None:
         self.output_stream.write(text + "\n")

@@ -15,7 +15,7 @@ from typing import Any
 from quiddler_env.core.config import QuiddlerConfig
 
 from . import params
-from .base import BaseAgent
+from .base import BaseAgent, table_rules
 from .expert import DEFAULT_SAMPLES, ExpertAgent
 from .human import HumanAgent
 from .params import Param
@@ -34,22 +34,18 @@ class AgentSpec:
     build: Callable[..., BaseAgent]
 
 
-def _build_policy(*, path: str, seed, num_players, config, deterministic: bool = True, trusted: bool = False, **_):
+def _build_policy(*, path: str, seed, config, deterministic: bool = True, trusted: bool = False, **_):
     from .policies import load_policy
 
-    return load_policy(
-        path, trusted=trusted, deterministic=deterministic, seed=seed, num_players=num_players, config=config
-    )
+    return load_policy(path, trusted=trusted, deterministic=deterministic, seed=seed, config=config)
 
 
-def _build_zoo(*, path: str, seed, num_players, config, deterministic: bool = True, **_):
+def _build_zoo(*, path: str, seed, config, deterministic: bool = True, **_):
     from . import zoo
     from .policies import load_policy
 
     # Shipped bundles are weights only: never unpickled (trusted stays False).
-    return load_policy(
-        zoo.entry_path(path), deterministic=deterministic, seed=seed, num_players=num_players, config=config
-    )
+    return load_policy(zoo.entry_path(path), deterministic=deterministic, seed=seed, config=config)
 
 
 REGISTRY: dict[str, AgentSpec] = {
@@ -186,19 +182,22 @@ def make(
     trusted: bool = False,
     **options: Any,
 ) -> BaseAgent:
-    """Build the agent a spec names, seeded with `seed`, for a table of `num_players`.
+    """Build the agent a spec names, seeded with `seed`, playing by the rules `config`.
 
-    The table size may also come from `config`, or be inferred from the first
-    observation. `trusted=True` lets `policy:` specs unpickle `model.zip` (only for
+    The table size is `config.num_players`; `num_players` alone is short for
+    `config=QuiddlerConfig(num_players=...)` (the default rules at that table); beside a
+    config it must name the config's table (a ValueError otherwise). With neither, the table is read from the first observation.
+    Every builder (`AgentSpec.build`) takes `seed` and `config`. `trusted=True` lets `policy:` specs unpickle `model.zip` (only for
     files you trust). `options` go to the agent's constructor (e.g. `input_stream`
     for `human`).
     """
     name, path, params = parse_spec(spec)
+    config = table_rules(num_players, config)
     entry = REGISTRY[name]
     if name == "policy":
-        return entry.build(path=path, seed=seed, num_players=num_players, config=config, trusted=trusted, **params)
+        return entry.build(path=path, seed=seed, config=config, trusted=trusted, **params)
     if name == "zoo":
-        return entry.build(path=path, seed=seed, num_players=num_players, config=config, **params)
+        return entry.build(path=path, seed=seed, config=config, **params)
     if trusted:
         raise ValueError(f"trusted=True only applies to policy: specs, not {spec!r}")
-    return entry.build(seed=seed, num_players=num_players, config=config, **params, **options)
+    return entry.build(seed=seed, config=config, **params, **options)

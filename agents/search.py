@@ -70,7 +70,6 @@ class SearchAgent(BaseAgent):
     def __init__(
         self,
         seed: int | None = None,
-        num_players: int | None = None,
         config: QuiddlerConfig | None = None,
         *,
         samples: int = DEFAULT_SAMPLES,
@@ -89,8 +88,8 @@ class SearchAgent(BaseAgent):
         """The last decision's weighed moves and their rollout values (None when it weighed none: one candidate,
         or the expert decided)."""
         self._batches: dict[int, BatchGame] = {}  # one rollout batch per hand size (a one-round game)
-        self._expert = ExpertAgent(seed, num_players, config)
-        super().__init__(seed, num_players, config)
+        self._expert = ExpertAgent(seed, config)
+        super().__init__(seed, config)
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)

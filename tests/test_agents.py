@@ -406,9 +406,20 @@ def test_registry_errors_list_what_exists(spec, message):
         quiddler_agents.make(spec, seed=0, num_players=2)
 
 
-def test_registry_rejects_mismatched_table_and_trust_for_bots():
+def test_registry_takes_the_table_from_the_config_and_refuses_trust_for_bots():
+    # The table size is the config's: num_players is only the short form of QuiddlerConfig(num_players=...),
+    # and beside a config (as Quiddler-v0 passes its string opponents) it must name the same table.
     with pytest.raises(ValueError, match="disagrees"):
         quiddler_agents.make("random", num_players=3, config=QuiddlerConfig(num_players=2))
+    rules = QuiddlerConfig(num_players=3, hand_sizes=(3, 4))
+    bot = quiddler_agents.make("expert:samples=4", seed=0, config=rules)
+    assert bot.config is rules and bot.num_players == 3
+    assert quiddler_agents.make("greedy", num_players=3, config=rules).config is rules
+    short = quiddler_agents.make("greedy", num_players=4)
+    assert short.config == QuiddlerConfig(num_players=4) and short.num_players == 4
+    assert quiddler_agents.make("random").num_players is None  # read from the first observation
+    with pytest.raises(TypeError, match="no num_players argument"):
+        quiddler_agents.ExpertAgent(0, 2)  # the old positional (seed, num_players)
     with pytest.raises(ValueError, match="trusted=True only applies"):
         quiddler_agents.make("greedy", trusted=True)
 

@@ -175,7 +175,7 @@ def test_every_numeric_agent_parameter_is_bounded_in_specs_and_constructors(agen
     text = str(int(high)) if float(high).is_integer() else str(high)
     for build in (
         lambda v: quiddler_agents.make(f"{agent}:{key}={v}", seed=0, num_players=2),
-        lambda v: REGISTRY[agent].build(seed=0, num_players=2, config=None, **{key: v}),
+        lambda v: REGISTRY[agent].build(seed=0, config=QuiddlerConfig(num_players=2), **{key: v}),
     ):
         with pytest.raises(ValueError) as err:
             build(past)

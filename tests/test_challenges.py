@@ -372,7 +372,7 @@ def _run_config(**sections):
 def test_a_run_config_names_what_the_variant_cannot_run_with(sections, message):
     from quiddler_agents.training.config import RunConfigError
 
-    assert _run_config().game_config().challenges
+    assert _run_config().rules.challenges
     with pytest.raises(RunConfigError, match=message):
         _run_config(**sections)
 

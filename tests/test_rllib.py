@@ -70,6 +70,16 @@ def test_self_play_adapter_gives_every_seat_its_round_rewards():
     assert others_rewarded  # round rewards reach agents who did not make the last move
 
 
+def test_the_adapter_takes_the_runs_rules_object():
+    from quiddler_env.core.config import QuiddlerConfig
+
+    rules = QuiddlerConfig(num_players=3, hand_sizes=(3, 4))
+    env = QuiddlerMultiAgentEnv({"rules": rules, "env": {"reward_mode": "round_score"}})
+    assert env.num_players == 3 and env.raw.config == rules
+    with pytest.raises(ValueError, match="env_config 'rules' must be a QuiddlerConfig"):
+        QuiddlerMultiAgentEnv({"rules": rules.to_dict()})
+
+
 def test_layout_choose_gives_every_seat_its_lay_moves():
     """`layout: choose` reaches RLlib: 64 + K actions, and the learners' lay moves are masked steps like any other."""
     from quiddler_env.core import actions as A

@@ -19,6 +19,7 @@ from quiddler_agents.training import RunFolderError, resume_run
 from quiddler_agents.training.backends import backend_part
 from quiddler_agents.training.config import RunConfig, RunConfigError, dump_yaml, load_run_config
 from quiddler_agents.training.rllib.config import AEC_OPTIONS, RLLIB_DEFAULTS, check_rllib_run
+from quiddler_env.core.config import QuiddlerConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "rllib_selfplay.yaml"
@@ -40,6 +41,9 @@ def test_shipped_config_resolves_and_translates():
     assert plan.lr == [[0, 3.0e-4], [cfg.train.total_timesteps, 5.0e-5]]
     assert plan.env_config["self_play"] is True and plan.env_config["env"]["reward_mode"] == "relative"
     assert "learner_seat" not in plan.env_config["env"]  # an option of the adapter, not of the AEC env
+    # The rules travel as the run's own QuiddlerConfig object, not as fields of the env mapping.
+    assert plan.env_config["rules"] is cfg.rules
+    assert not set(plan.env_config["env"]) & set(QuiddlerConfig.field_names())
 
 
 def test_resolved_config_reads_back_equal():

@@ -65,6 +65,7 @@ def test_a_batched_run_is_complete_and_the_same_seed_gives_the_same_model(tmp_pa
 def test_episode_ends_carry_the_outcome_and_the_opponents():
     cfg = RunConfig.from_mapping({**TINY, "train": {**TINY["train"], "n_envs": 6}})
     venv = build_vec_env(cfg, [])
+    assert venv.unwrapped.config is cfg.rules  # the run's own rules object, not a re-parsed copy
     venv.seed(1)
     obs = venv.reset()
     assert obs.shape == (6, venv.observation_space.shape[0]) and obs.shape[1] == 287 + 132

@@ -17,6 +17,7 @@ from quiddler_agents.training.config import (
     load_run_config,
     parse_override,
 )
+from quiddler_env.core.config import QuiddlerConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = sorted((ROOT / "configs").glob("*.yaml"))
@@ -78,7 +79,7 @@ def test_overrides_apply(tmp_path):
         ],
     )
     assert cfg.train.total_timesteps == 50000
-    assert cfg.num_players == 3 and cfg.game_config().num_players == 3
+    assert cfg.num_players == 3 and cfg.rules == QuiddlerConfig(num_players=3)
     assert cfg.algo.net_arch == {"pi": (64, 64), "vf": (64, 64)}
     assert cfg.algo.learning_rate == Schedule(1e-3, 1e-3)
     assert [(o.spec, o.weight) for o in cfg.opponents] == [("greedy", 1.0)]
@@ -89,7 +90,8 @@ def test_overrides_apply(tmp_path):
         ["pretrain.teacher=null", "algo.observation_features=null", "env.layout_shaping=0.5", "train.vec_env=dummy"],
     )
     assert tuned.pretrain.teacher is None and tuned.algo.observation_features is None
-    assert tuned.env["layout_shaping"] == 0.5 and "layout_shaping" not in tuned.env_options()
+    assert tuned.env["layout_shaping"] == 0.5 and tuned.backend_env == {"layout_shaping": 0.5}
+    assert "layout_shaping" not in tuned.env_options
     # Sections the file does not have are created by an override.
     bare = tmp_path / "bare.yaml"
     bare.write_text("name: bare\n")
@@ -111,7 +113,8 @@ def test_defaults_and_resolved_env():
     cfg = RunConfig.from_mapping({}, default_name="x")
     assert cfg.name == "x" and cfg.backend == "sb3" and cfg.output_dir() == Path("runs/x")
     assert cfg.env["hand_sizes"] == [3, 4, 5, 6, 7, 8, 9, 10]  # every rule is written out
-    assert cfg.env_options() == {
+    assert cfg.rules == QuiddlerConfig()
+    assert cfg.env_options == {
         "reward_mode": "round_score",
         "reward_scale": 0.01,  # the mode's default, resolved
         "learner_seat": "random",

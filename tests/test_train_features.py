@@ -184,7 +184,7 @@ def test_imitation_warm_start_copies_the_teacher():
     assert data.masks[np.arange(n), data.actions].all()  # the teacher's moves are legal
     again = collect_demonstrations(cfg, 60, seed=0)
     assert np.array_equal(again.actions, data.actions) and np.array_equal(again.returns, data.returns)
-    env = TrainingEnv(cfg.game_config(), features="solver_v1")
+    env = TrainingEnv(cfg.rules, features="solver_v1")
     model = MaskablePPO("MlpPolicy", env, policy_kwargs={"net_arch": [64]}, seed=0)
     figures = behaviour_clone(model, data, cfg, seed=0)
     # Far above a uniform pick among the legal moves (about 0.3); 60 games of data, as 30 spread from 0.61 to 0.68
@@ -237,7 +237,7 @@ def test_dagger_rounds_refit_on_the_gathered_decisions():
             },
         }
     )
-    env = TrainingEnv(cfg.game_config())
+    env = TrainingEnv(cfg.rules)
     model = MaskablePPO("MlpPolicy", env, policy_kwargs={"net_arch": [32]}, seed=0)
     lines = []
     figures = imitate(model, cfg, seed=0, say=lines.append)
@@ -288,7 +288,7 @@ def test_soft_labels_are_the_teachers_values_through_a_softmax_and_the_fit_follo
     assert soft.any() and not soft.all()  # weighed decisions are soft, the others one-hot
     # The teacher's move is the most probable target wherever it weighed its moves.
     assert (data.targets[np.arange(n), data.actions] == data.targets.max(axis=1)).all()
-    env = TrainingEnv(cfg.game_config())
+    env = TrainingEnv(cfg.rules)
     model = MaskablePPO("MlpPolicy", env, policy_kwargs={"net_arch": [32]}, seed=0)
     figures = behaviour_clone(model, data, cfg, seed=0)
     assert figures["soft_labels"] == 3.0 and figures["decisions"] == n

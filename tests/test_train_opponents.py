@@ -59,7 +59,7 @@ def test_mixture_plays_legal_moves_and_checks_its_input():
         OpponentMixture([("random", 0.0)], RULES)
     with pytest.raises(ValueError, match="at least one"):
         OpponentMixture([], RULES)
-    env = make_training_env(RULES.to_dict(), {"learner_seat": "random"}, [("random", 1.0), ("greedy", 1.0)])
+    env = make_training_env(RULES, {"learner_seat": "random"}, [("random", 1.0), ("greedy", 1.0)])
     seen = set()
     for episode in range(6):
         obs, info = env.reset(seed=episode)
@@ -108,7 +108,7 @@ def test_league_pool_is_bounded_saved_and_loaded_safely(tmp_path):
     mix.set_league(league.paths()[1:])
     assert set(mix.probabilities()) == {"random", f"{LEAGUE}:{league.paths()[1]}"}
     # A league member drawn by the training env plays whole games.
-    env = make_training_env(RULES.to_dict(), {}, [("random", 1.0)], 5.0, league.paths())
+    env = make_training_env(RULES, {}, [("random", 1.0)], 5.0, league.paths())
     obs, _ = env.reset(seed=3)
     done = False
     while not done:

@@ -70,13 +70,11 @@ def main(argv: list[str] | None = None) -> int:
         config = QuiddlerConfig(num_players=n, hand_sizes=tuple(range(3, 3 + args.rounds)))
         if not 0 <= args.seat < n:
             raise ValueError(f"--seat {args.seat}: seats are 0..{n - 1}")
-        bots = [
-            make(spec, seed=args.seed + 1 + i, num_players=n, config=config) for i, spec in enumerate(args.opponents)
-        ]
+        bots = [make(spec, seed=args.seed + 1 + i, config=config) for i, spec in enumerate(args.opponents)]
     except ValueError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
-    human = HumanAgent(seed=args.seed, num_players=n, config=config)
+    human = HumanAgent(seed=args.seed, config=config)
     seats = bots[: args.seat] + [human] + bots[args.seat :]
     game = QuiddlerGame(config)
     game.reset(seed=args.seed)

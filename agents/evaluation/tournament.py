@@ -130,10 +130,7 @@ def build_players(tournament: Tournament) -> list:
     from ..registry import make
 
     check_specs(tournament.specs)
-    return [
-        make(spec, seed=0, num_players=tournament.table_size, config=tournament.rules, trusted=tournament.trusted)
-        for spec in tournament.specs
-    ]
+    return [make(spec, seed=0, config=tournament.rules, trusted=tournament.trusted) for spec in tournament.specs]
 
 
 def play_scheduled_game(tournament: Tournament, players: Sequence, game: QuiddlerGame, index: int) -> PlayedGame:

@@ -18,6 +18,7 @@ from typing import Any
 from quiddler_env.core import files
 from quiddler_env.core.config import QuiddlerConfig
 
+from ..base import table_rules
 from ..extras import require
 from . import bundle, rllib, sb3
 from .bundle import (
@@ -79,16 +80,19 @@ def load_policy(
     An SB3 bundle loads through `sb3.load_policy` (weights only unless `trusted=True`,
     which unpickles `model.zip`), an RLlib export through `rllib.load_rllib_policy`
     (always weights only). The policy's observation size must equal the env's
-    (`observation_size`, or the size for `num_players` or `config`), its action size 64,
-    and its files their checksums in `policy.json`.
+    (`observation_size`, or the size of `config`'s table), its action size 64,
+    and its files their checksums in `policy.json`. `num_players` alone is short for
+    `config=QuiddlerConfig(num_players=...)` (the default rules at that table); beside a config it must
+    name the config's table.
     """
+    config = table_rules(num_players, config)
     directory = bundle_dir(path)
     if not directory.exists():
         raise PolicyLoadError(f"policy bundle {directory} does not exist")
     desc = None
     if not (trusted and not (directory / DESCRIPTION_FILE).exists()):  # a trusted model.zip may stand alone
         desc = bundle.read_description(directory)
-    common = dict(deterministic=deterministic, num_players=num_players, observation_size=observation_size, seed=seed)
+    common = dict(deterministic=deterministic, observation_size=observation_size, seed=seed)
     if desc is not None and bundle.framework_of(desc) == rllib.FRAMEWORK:
         require("train", "torch", what="playing a trained policy")
         return load_rllib_policy(directory, config=config, description=desc, **common)

@@ -223,17 +223,14 @@ def verify_weights(folder: str | os.PathLike, description: Mapping[str, Any]) ->
 
 
 def env_observation_size(
-    observation_size: int | None = None, num_players: int | None = None, config: QuiddlerConfig | None = None
-) -> tuple[int | None, int | None, str]:
-    """The env's observation size (given, or for `num_players` / `config`), the table size, and a note for errors."""
-    if num_players is None and config is not None:
-        num_players = config.num_players
+    observation_size: int | None = None, config: QuiddlerConfig | None = None
+) -> tuple[int | None, str]:
+    """The env's observation size (given, or the size of `config`'s table) and a note for errors."""
     note = ""
-    if observation_size is None and num_players is not None:
-        challenges = config is not None and config.challenges
-        observation_size = observation_layout(num_players, challenges).size
-        note = f" ({num_players} players{', challenges' if challenges else ''})"
-    return observation_size, num_players, note
+    if observation_size is None and config is not None:
+        observation_size = observation_layout(config.num_players, config.challenges).size
+        note = f" ({config.num_players} players{', challenges' if config.challenges else ''})"
+    return observation_size, note
 
 
 def players_for(observation_size: int) -> int | None:

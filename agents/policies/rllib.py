@@ -130,7 +130,6 @@ def load_rllib_policy(
     path: str | os.PathLike,
     *,
     deterministic: bool = True,
-    num_players: int | None = None,
     observation_size: int | None = None,
     seed: int | None = None,
     config: QuiddlerConfig | None = None,
@@ -139,7 +138,7 @@ def load_rllib_policy(
     """An `RLlibPolicyAgent` for the export at `path`: JSON + `weights_only` tensors, nothing unpickled.
 
     The export's observation size must equal the env's (`observation_size`, or the
-    size for `num_players` or `config`), and its action size 64; the weights must
+    size of `config`'s table), and its action size 64; the weights must
     match the sha256 in the JSON. `description`: `policy.json` already read by
     `bundle.read_description`.
     """
@@ -148,7 +147,7 @@ def load_rllib_policy(
         raise PolicyLoadError(f"policy folder {directory} does not exist")
     file = directory / DESCRIPTION_FILE
     desc = check_description(bundle.read_description(directory) if description is None else description, file)
-    observation_size, num_players, note = bundle.env_observation_size(observation_size, num_players, config)
+    observation_size, note = bundle.env_observation_size(observation_size, config)
     actions = bundle.env_action_size(config, desc)
     bundle.check_sizes(file, desc["observation_size"], desc["action_size"], observation_size, note, actions)
     bundle.verify_weights(directory, desc)
@@ -166,7 +165,6 @@ def load_rllib_policy(
         obs_size,
         deterministic=deterministic,
         seed=seed,
-        num_players=num_players or bundle.players_for(obs_size),
         config=config,
     )
 
@@ -187,13 +185,14 @@ class RLlibPolicyAgent(BaseAgent):
         *,
         deterministic: bool = True,
         seed: int | None = None,
-        num_players: int | None = None,
         config: QuiddlerConfig | None = None,
     ):
         self.network = network.eval()
         self.observation_size = int(observation_size)
         self.deterministic = bool(deterministic)
-        super().__init__(seed, num_players, config)
+        super().__init__(seed, config)
+        if config is None:  # the table the network was trained at (its variant is read from the first observation)
+            self.num_players = bundle.players_for(self.observation_size)
 
     def _forward(self, obs: np.ndarray) -> np.ndarray:
         import torch

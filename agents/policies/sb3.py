@@ -154,7 +154,6 @@ def load_policy(
     *,
     trusted: bool = False,
     deterministic: bool = True,
-    num_players: int | None = None,
     observation_size: int | None = None,
     seed: int | None = None,
     config: QuiddlerConfig | None = None,
@@ -166,8 +165,8 @@ def load_policy(
     with `weights_only=True`; nothing is unpickled. `trusted=True` instead runs
     `MaskablePPO.load` on `model.zip`, which unpickles it: only for files you trust
     (a `policy.json` beside it is still checked, checksums included). The model's
-    observation size must equal the env's (`observation_size`, or the size for
-    `num_players` or `config`), and its action size the env's (64, or 64 + K under `layout: choose`). `description`: the bundle's
+    observation size must equal the env's (`observation_size`, or the size of `config`'s
+    table), and its action size the env's (64, or 64 + K under `layout: choose`). `description`: the bundle's
     `policy.json` already read by `bundle.read_description` (it is not read again).
     """
     directory = bundle.bundle_dir(path)
@@ -180,7 +179,7 @@ def load_policy(
     if desc is not None:
         check_description(desc, file)
         bundle.verify_weights(directory, desc)
-    observation_size, num_players, note = bundle.env_observation_size(observation_size, num_players, config)
+    observation_size, note = bundle.env_observation_size(observation_size, config)
     # Observation features (quiddler_env.features) the network reads after the observation vector.
     features = _features_of(desc, file)
     extra = 0 if features is None else features.size
@@ -207,7 +206,6 @@ def load_policy(
         obs_size,
         deterministic=deterministic,
         seed=seed,
-        num_players=num_players or bundle.players_for(obs_size - extra),
         config=config,
         features=None if features is None else features.name,
     )
@@ -245,7 +243,6 @@ class PolicyAgent(BaseAgent):
         *,
         deterministic: bool = True,
         seed: int | None = None,
-        num_players: int | None = None,
         config: QuiddlerConfig | None = None,
         features: str | None = None,
     ):
@@ -255,7 +252,12 @@ class PolicyAgent(BaseAgent):
         self._features = None
         self.observation_size = int(observation_size)
         self.deterministic = bool(deterministic)
-        super().__init__(seed, num_players, config)
+        super().__init__(seed, config)
+        if config is None:  # the table the network was trained at (its variant is read from the first observation)
+            from quiddler_env.features import feature_set
+
+            extra = 0 if features is None else feature_set(features).size
+            self.num_players = bundle.players_for(self.observation_size - extra)
 
     def probabilities(self, observation, action_mask=None) -> np.ndarray:
         """The policy's masked action probabilities (64 floats, zero off the mask)."""

@@ -63,7 +63,7 @@ class TableGame:
         self.agents: dict[int, Any] = {}
         for p, spec in enumerate(seats):
             if p != self.human:
-                agent = make(spec, seed=agent_seed(self.seed, 0, p), num_players=config.num_players, config=config)
+                agent = make(spec, seed=agent_seed(self.seed, 0, p), config=config)
                 self.agents[p] = agent
         self._deal()
 

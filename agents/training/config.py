@@ -10,7 +10,7 @@ every default:
 | `backend` | `sb3` (MaskablePPO from sb3-contrib, the default) or `rllib` |
 | `seed` | the run's seed: model init, env deals, opponents' draws |
 | `run_dir` | output folder (default `runs/<name>`) |
-| `env` | the rules (`QuiddlerConfig` fields), the options of `Quiddler-v0` (`RUN_ENV_OPTIONS`: `reward_mode`, `reward_scale`, `learner_seat`, `max_cycles`, `illegal_reward`; checked by the env) and the backend's own (sb3: `layout_shaping`) |
+| `env` | the rules (`QuiddlerConfig` fields; `RunConfig.rules`), the options of `Quiddler-v0` (`RUN_ENV_OPTIONS`: `reward_mode`, `reward_scale`, `learner_seat`, `max_cycles`, `illegal_reward`; checked by the env; `RunConfig.env_options`) and the backend's own (sb3: `layout_shaping`; `RunConfig.backend_env`) |
 | `opponents` | list of `{spec, weight}`: agent specs (`random`, `greedy`, `expert`, `policy:PATH`) drawn per episode and seat with these weights |
 | `league` | self-play: `enabled`, `snapshot_every`, `pool_size`, `weight` (of the pool against the bots), `deterministic` |
 | `algo` | MaskablePPO hyperparameters (`PPOConfig`) |
@@ -24,6 +24,10 @@ value raises `RunConfigError` naming the dotted key (`algo.n_steps`), the value 
 what is allowed. Command-line overrides are `dotted.key=value` strings whose value
 is read as YAML (`train.total_timesteps=50000`, `algo.net_arch=[64,64]`,
 `eval.opponents=[random]`).
+
+The rules are parsed once, into the `QuiddlerConfig` of `RunConfig.rules`; the trainers, the training envs, the
+evaluation, the league and the pretraining all receive that object (none reads the rules back from a mapping).
+`RunConfig.env` and `to_dict()` give the `env` section back in the shape a run folder's config.yaml has.
 """
 
 from __future__ import annotations
@@ -69,6 +73,9 @@ RUN_ENV_OPTIONS = tuple(
 """The options of `Quiddler-v0` a run may set besides the rules (derived from the env's own table; the opponents
 have their own section, rendering is not for training, and training reads the full infos: winners, round results).
 A backend adds its own (`ENV_OPTIONS` of its config)."""
+
+SECTIONS = ("name", "backend", "seed", "run_dir", "env", "opponents", "league", "algo", "train", "eval", "pretrain")
+"""The top-level keys every run config may have (a backend adds its own sections)."""
 
 
 @dataclass(frozen=True)
@@ -183,7 +190,7 @@ def _eval_opponents(key: str, v: Any) -> tuple[str | tuple[str, ...], ...]:
 
 def eval_tables(cfg: RunConfig) -> list[tuple[str, tuple[str, ...]]]:
     """Each `eval.opponents` entry as (its name in eval.csv, the specs of the seats beside the policy)."""
-    others = cfg.game_config().num_players - 1
+    others = cfg.rules.num_players - 1
     return [
         (entry, (entry,) * others) if isinstance(entry, str) else ("+".join(entry), entry)
         for entry in cfg.eval.opponents
@@ -307,7 +314,15 @@ class RunConfig:
     backend: str = "sb3"
     seed: int = 0
     run_dir: str | None = None
-    env: dict[str, Any] = field(default_factory=dict)
+    rules: QuiddlerConfig = QuiddlerConfig()
+    """The rules of the run (the `QuiddlerConfig` fields of the `env` section), built and checked once when the
+    config is parsed; every part of the run receives this object."""
+    env_options: dict[str, Any] = field(default_factory=dict)
+    """The options of `Quiddler-v0` (`RUN_ENV_OPTIONS`: reward mode, learner seat, ...), each as checked by the env,
+    every one present."""
+    backend_env: dict[str, Any] = field(default_factory=dict)
+    """The env options the backend declares itself (its config's `ENV_OPTIONS`, e.g. sb3's `layout_shaping`),
+    each checked by the backend, every one present."""
     opponents: tuple[OpponentEntry, ...] = (OpponentEntry("random", 1.0),)
     league: LeagueConfig = LeagueConfig()
     algo: PPOConfig = PPOConfig()
@@ -319,23 +334,15 @@ class RunConfig:
 
     # -- derived -----------------------------------------------------------------------------
 
-    def game_config(self) -> QuiddlerConfig:
-        """The rules of the run."""
-        fields = QuiddlerConfig.field_names()
-        return QuiddlerConfig.from_mapping({k: v for k, v in self.env.items() if k in fields})
-
-    def env_options(self) -> dict[str, Any]:
-        """The options of `Quiddler-v0` (reward mode, learner seat, ...), without the backend's own."""
-        return {k: v for k, v in self.env.items() if k in RUN_ENV_OPTIONS}
-
-    def backend_env_options(self) -> dict[str, Any]:
-        """The env options the backend declares itself (e.g. sb3's `layout_shaping`)."""
-        skip = set(QuiddlerConfig.field_names()) | set(RUN_ENV_OPTIONS)
-        return {k: v for k, v in self.env.items() if k not in skip}
+    @property
+    def env(self) -> dict[str, Any]:
+        """The `env` section as a run folder's config.yaml writes it: every rule, then every env option, then the
+        backend's own (a new dict each time; the parts are `rules`, `env_options` and `backend_env`)."""
+        return {**self.rules.to_dict(), **copy.deepcopy(self.env_options), **copy.deepcopy(self.backend_env)}
 
     @property
     def num_players(self) -> int:
-        return self.game_config().num_players
+        return self.rules.num_players
 
     def output_dir(self) -> Path:
         return Path(self.run_dir) if self.run_dir else Path("runs") / self.name
@@ -347,7 +354,7 @@ class RunConfig:
             "backend": self.backend,
             "seed": self.seed,
             "run_dir": self.run_dir,
-            "env": copy.deepcopy(self.env),
+            "env": self.env,
             "opponents": [{"spec": o.spec, "weight": o.weight} for o in self.opponents],
             "league": asdict(self.league),
             "algo": self.algo.to_yaml(),
@@ -364,6 +371,11 @@ class RunConfig:
     # -- parsing -------------------------------------------------------------------------------
 
     @classmethod
+    def from_yaml(cls, path: str | os.PathLike, overrides: Sequence[str] = ()) -> RunConfig:
+        """A run config file (or a shipped config by name) with `dotted.key=value` overrides (`load_run_config`)."""
+        return load_run_config(path, overrides)
+
+    @classmethod
     def from_mapping(cls, data: Mapping[str, Any], *, default_name: str = "run") -> RunConfig:
         """Validate a parsed YAML mapping; errors name the dotted key."""
         data = mapping("", data)
@@ -371,7 +383,7 @@ class RunConfig:
         if backend not in BACKENDS:
             raise bad("backend", backend, ", ".join(BACKENDS))
         backend_config = backend_part(backend, "config")
-        shared = [f for f in cls.__dataclass_fields__ if f != "sections"]
+        shared = list(SECTIONS)
         foreign = [k for k in data if k not in shared and k not in backend_config.SECTIONS]
         if foreign and any(foreign[0] in backend_part(b, "config").SECTIONS for b in BACKENDS if b != backend):
             raise RunConfigError(f"config key {foreign[0]!r}: not a section of backend {backend!r}")
@@ -385,7 +397,7 @@ class RunConfig:
         run_dir = data.get("run_dir")
         if run_dir is not None and (not isinstance(run_dir, (str, os.PathLike)) or not str(run_dir)):
             raise bad("run_dir", run_dir, "a folder path, or null for runs/<name>")
-        env = _parse_env(mapping("env", data.get("env")), backend_config.ENV_OPTIONS)
+        rules, env_options, backend_env = _parse_env(mapping("env", data.get("env")), backend_config.ENV_OPTIONS)
         opponents = _parse_opponents(data.get("opponents", [{"spec": "random", "weight": 1.0}]))
         league = parse_section(LeagueConfig, "league", mapping("league", data.get("league")))
         algo = parse_section(PPOConfig, "algo", mapping("algo", data.get("algo")))
@@ -398,7 +410,9 @@ class RunConfig:
             backend=backend,
             seed=seed,
             run_dir=str(run_dir) if run_dir is not None else None,
-            env=env,
+            rules=rules,
+            env_options=env_options,
+            backend_env=backend_env,
             opponents=opponents,
             league=league,
             algo=algo,
@@ -415,7 +429,7 @@ class RunConfig:
 
 def _check_eval_tables(cfg: RunConfig) -> None:
     """A seat list in `eval.opponents` names one spec for each seat beside the policy."""
-    n = cfg.game_config().num_players
+    n = cfg.rules.num_players
     for i, entry in enumerate(cfg.eval.opponents):
         if not isinstance(entry, str) and len(entry) != n - 1:
             raise bad(f"eval.opponents[{i}]", list(entry), f"{n - 1} specs, one per other seat of a {n}-player table")
@@ -433,7 +447,7 @@ def eval_specs(cfg: RunConfig) -> list[tuple[str, str]]:
 def _check_variant(cfg: RunConfig) -> None:
     """What the challenge variant (`env.challenges: true`) cannot run with: the batched engine, the solver
     features (they read the referee's words, not the seat's) and the search bot (its rollouts are batched)."""
-    if not cfg.game_config().challenges:
+    if not cfg.rules.challenges:
         return
     why = "with env.challenges: true (the batched engine does not play the challenge variant)"
     if cfg.train.vec_env == "batched":
@@ -453,8 +467,11 @@ def _check_variant(cfg: RunConfig) -> None:
                 raise bad(key, spec, f"a bot other than search {why}")
 
 
-def _parse_env(env: dict[str, Any], backend_options: Mapping[str, Any]) -> dict[str, Any]:
-    """Rules and env options: each option checked by its owner (the env's own table, the backend's)."""
+def _parse_env(
+    env: dict[str, Any], backend_options: Mapping[str, Any]
+) -> tuple[QuiddlerConfig, dict[str, Any], dict[str, Any]]:
+    """The `env` section split by owner and checked by it: the rules (`QuiddlerConfig`), the options of
+    `Quiddler-v0` (the env's own table, every one resolved) and the backend's own (every one resolved)."""
     fields = QuiddlerConfig.field_names()
     known("env", env, list(fields) + list(RUN_ENV_OPTIONS) + list(backend_options))
     try:
@@ -463,13 +480,11 @@ def _parse_env(env: dict[str, Any], backend_options: Mapping[str, Any]) -> dict[
         raise RunConfigError(str(exc).replace("config key '", "config key 'env.")) from None
     # Training's one default of its own: the learner sits at a random seat each game (the env's default is seat 0).
     given = {"learner_seat": "random", **{k: env[k] for k in RUN_ENV_OPTIONS if k in env}}
-    options = owned("env.", check_env_options, "gym", given, rules)
-    # The resolved env section names every rule and option, so a run folder's config.yaml is complete.
-    out = rules.to_dict()
-    out.update({k: options[k] for k in RUN_ENV_OPTIONS})
-    for k, (default, check) in backend_options.items():
-        out[k] = owned("env.", check, env.get(k, default))
-    return out
+    checked_options = owned("env.", check_env_options, "gym", given, rules)
+    # Every option is resolved, so a run folder's config.yaml names each one.
+    options = {k: checked_options[k] for k in RUN_ENV_OPTIONS}
+    backend_env = {k: owned("env.", check, env.get(k, default)) for k, (default, check) in backend_options.items()}
+    return rules, options, backend_env
 
 
 def _parse_opponents(v: Any) -> tuple[OpponentEntry, ...]:

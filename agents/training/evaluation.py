@@ -63,14 +63,13 @@ def evaluate_bundle(bundle: Path, cfg: RunConfig, step: int) -> list[EvalRow]:
     from ..registry import make
     from .config import eval_tables
 
-    rules = cfg.game_config()
-    n = rules.num_players
+    rules = cfg.rules
     learner = load_policy(bundle, config=rules, deterministic=cfg.eval.deterministic)
     rows = []
     for name, seats in eval_tables(cfg):
         t0 = time.perf_counter()
         tournament = Tournament(("policy", *seats), games=cfg.eval.games, seed=cfg.eval.seed, rules=rules)
-        bots = [make(spec, config=rules, num_players=n) for spec in seats]
+        bots = [make(spec, config=rules) for spec in seats]
         f = seat_figures(play_all(tournament, [learner, *bots]), 0)  # the policy is pool player 0
         games = f["games"]
         rows.append(

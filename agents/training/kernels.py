@@ -79,9 +79,9 @@ def compile_kernels(cfg: RunConfig, say: Callable[[str], None] | None = None) ->
             say(f"kernels: {what} compiled ({time.perf_counter() - part['t0']:.0f} s)")
         part.update(counts=counts, t0=time.perf_counter())
 
-    rules = cfg.game_config()
+    rules = cfg.rules
     n = rules.num_players
-    options = cfg.env_options()
+    options = cfg.env_options
     features = cfg.algo.observation_features
     rng = np.random.default_rng(0)
 
@@ -100,8 +100,8 @@ def compile_kernels(cfg: RunConfig, say: Callable[[str], None] | None = None) ->
     specs = {o.spec for o in cfg.opponents} | {spec for _, spec in eval_specs(cfg)} | {cfg.pretrain.teacher}
     game = QuiddlerGame(rules)
     for spec in sorted(s for s in specs if s and s not in ("random", "greedy")):
-        players = [make(spec, config=rules, num_players=n, seed=0)]
-        players += [make("greedy", config=rules, num_players=n, seed=i) for i in range(1, n)]
+        players = [make(spec, config=rules, seed=0)]
+        players += [make("greedy", config=rules, seed=i) for i in range(1, n)]
         game.reset(0)
         while not game.is_over:
             p = game.current_player
@@ -111,7 +111,7 @@ def compile_kernels(cfg: RunConfig, say: Callable[[str], None] | None = None) ->
 
     seats = ("greedy", *("random",) * (n - 2))
     tournament = Tournament(("policy", *seats), games=1, seed=0, rules=rules)
-    play_all(tournament, [_FirstLegal(), *(make(spec, config=rules, num_players=n) for spec in seats)])
+    play_all(tournament, [_FirstLegal(), *(make(spec, config=rules) for spec in seats)])
     part_done("the batched engine's evaluation table")
 
     if cfg.train.vec_env == "batched":

@@ -188,7 +188,7 @@ def preflight(cfg: RunConfig) -> None:
     backend = BACKENDS.get(cfg.backend)
     if backend is not None:  # an unknown one is backend_part's error below
         require(backend.extra, *backend.modules, what=backend.needs)
-    rules = cfg.game_config()
+    rules = cfg.rules
     try:
         rules.check_word_lists()
     except ValueError as exc:
@@ -331,8 +331,8 @@ class RunSession:
         """What a policy bundle of this run records besides its network."""
         cfg = self.cfg
         return {
-            "config": cfg.game_config().to_dict(),
-            "env_options": cfg.env_options(),
+            "config": cfg.rules.to_dict(),
+            "env_options": dict(cfg.env_options),
             "run": cfg.name,
             "backend": cfg.backend,
             "num_timesteps": int(step),
@@ -475,7 +475,7 @@ def start_run(
                     f"run folder {folder} already holds a run; continue it with --resume {folder}, "
                     "or start over with --force (replaces it)"
                 )
-        meta = run_metadata(list(command if command is not None else sys.argv), cfg.game_config().dictionary)
+        meta = run_metadata(list(command if command is not None else sys.argv), cfg.rules.dictionary)
         meta["backend"] = cfg.backend
         with files.staged_folder(folder) as staged:
             files.write_atomic(staged / CONFIG_FILE, _config_text(cfg))
@@ -560,7 +560,7 @@ def _record_resume(folder: Path, cfg: RunConfig, overrides, command, *, config_c
     try:
         meta = files.read_json(meta_file)
     except (OSError, ValueError):
-        meta = run_metadata([], cfg.game_config().dictionary)
+        meta = run_metadata([], cfg.rules.dictionary)
     meta.setdefault("resumes", []).append(
         {"time": now_iso(), "command": list(command if command is not None else sys.argv), "overrides": list(overrides)}
     )

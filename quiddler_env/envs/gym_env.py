@@ -137,7 +137,7 @@ def build_opponents(entries: list[Any] | None, config: QuiddlerConfig) -> list[A
     for entry in entries:
         if isinstance(entry, str):
             try:
-                entry = registry.make(entry, num_players=config.num_players, config=config)
+                entry = registry.make(entry, config=config)
             except ValueError as exc:
                 raise ValueError(f"option 'opponents': {exc}") from None
         out.append(entry)

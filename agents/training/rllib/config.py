@@ -52,9 +52,10 @@ and an option of `Quiddler-v0` that the AEC env does not take (`env.illegal_rewa
 set to anything but its default. The sb3 training env's own options
 (`env.layout_shaping`) are not keys of an rllib run at all.
 
-`env_config` of `QuiddlerMultiAgentEnv` (`env.py`) gets the rules, the AEC env's
-options (`AEC_OPTIONS`, from the env's own table) and `env.learner_seat` (checked by the
-env's `check_learner_seat`, here through the run config and again in the adapter).
+`env_config` of `QuiddlerMultiAgentEnv` (`env.py`) gets the rules (`rules`: the run's
+`QuiddlerConfig` object, `RunConfig.rules`), the AEC env's options (`env`: `AEC_OPTIONS`,
+from the env's own table) and `env.learner_seat` (checked by the env's
+`check_learner_seat`, here through the run config and again in the adapter).
 """
 
 from __future__ import annotations
@@ -63,7 +64,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.envs.common import check_env_options, env_option_names
 
 from ..checks import RunConfigError, bad, boolean, is_int, known, non_negative_int, number, positive_int
@@ -200,13 +200,20 @@ def check_rllib_run(cfg: RunConfig) -> RLlibPlan:
         )
     lr = algo.learning_rate
     env = {}
-    defaults = check_env_options("gym", {}, cfg.game_config())
-    for key, value in cfg.env.items():
-        if key in QuiddlerConfig.field_names() or key in AEC_OPTIONS:
+    defaults = check_env_options("gym", {}, cfg.rules)
+    for key, value in cfg.env_options.items():
+        if key in AEC_OPTIONS:
             env[key] = value
         elif key != "learner_seat" and value != defaults.get(key):  # an option only Quiddler-v0 has, changed
             raise bad(f"env.{key}", value, f"{defaults.get(key)!r} with backend rllib, whose env is quiddler_v0's")
-    env_config: dict[str, Any] = {"env": env, "self_play": rl["self_play"], "learner_seat": cfg.env["learner_seat"]}
+    for key, value in cfg.backend_env.items():  # none today: the rllib backend declares no env option of its own
+        env[key] = value
+    env_config: dict[str, Any] = {
+        "rules": cfg.rules,
+        "env": env,
+        "self_play": rl["self_play"],
+        "learner_seat": cfg.env_options["learner_seat"],
+    }
     if not rl["self_play"]:
         env_config["opponents"] = [[o.spec, o.weight] for o in cfg.opponents]
     return RLlibPlan(

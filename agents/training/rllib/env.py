@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
+from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.envs import common, quiddler_v0
 
 from ..opponents import OpponentMixture
@@ -66,8 +67,10 @@ def policy_mapping_fn(agent_id: Any, episode: Any = None, **kwargs: Any) -> str:
 class QuiddlerMultiAgentEnv(MultiAgentEnv):
     """Quiddler for RLlib. `config` (RLlib's `env_config`) keys:
 
-    - `env`: the rules (`QuiddlerConfig` fields) and the AEC env's options
-      (`common.env_option_names("aec")`: `reward_mode`, `reward_scale`, `max_cycles`, ...).
+    - `rules`: a `QuiddlerConfig` (a run passes its own, `RunConfig.rules`), or absent.
+    - `env`: the AEC env's options (`common.env_option_names("aec")`: `reward_mode`, `reward_scale`,
+      `max_cycles`, ...) and, without `rules`, the rules as `QuiddlerConfig` fields (with `rules`, a rule
+      field here overrides it).
     - `self_play` (default True): every seat is a learner agent.
     - `learner_seat`: with `self_play` false, the learner's seat, or `"random"` (drawn per episode).
     - `opponents`: with `self_play` false, `[[spec, weight], ...]`: each bot seat draws
@@ -77,18 +80,24 @@ class QuiddlerMultiAgentEnv(MultiAgentEnv):
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         super().__init__()
         config = dict(config or {})
-        unknown = sorted(set(config) - {"env", "self_play", "learner_seat", "opponents"})
+        unknown = sorted(set(config) - {"rules", "env", "self_play", "learner_seat", "opponents"})
         if unknown:
             raise ValueError(
-                f"QuiddlerMultiAgentEnv: unknown env_config key(s) {unknown}; known: env, self_play, learner_seat, "
-                "opponents"
+                f"QuiddlerMultiAgentEnv: unknown env_config key(s) {unknown}; known: rules, env, self_play, "
+                "learner_seat, opponents"
             )
+        rules = config.get("rules")
+        if rules is not None and not isinstance(rules, QuiddlerConfig):
+            raise ValueError(f"QuiddlerMultiAgentEnv: env_config 'rules' must be a QuiddlerConfig, got {rules!r}")
         env_options = config.get("env") or {}
         if not isinstance(env_options, Mapping):
             raise ValueError(f"QuiddlerMultiAgentEnv: env_config 'env' must be a mapping, got {env_options!r}")
         try:
             # The rules and the AEC options, checked by the env itself (common.ENV_OPTIONS).
-            self.raw = quiddler_v0.raw_env(dict(env_options))
+            if rules is None:
+                self.raw = quiddler_v0.raw_env(dict(env_options))
+            else:
+                self.raw = quiddler_v0.raw_env(rules, **env_options)
         except ValueError as exc:
             raise ValueError(f"QuiddlerMultiAgentEnv: env_config 'env': {exc}") from None
         self.num_players = self.raw.num_players

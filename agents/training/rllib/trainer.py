@@ -215,10 +215,10 @@ def check_export_matches_module(
 
     module = build_module(cfg, plan) if module is None else module
     module.set_state({k: np.asarray(v) for k, v in weights.items()})
-    size = observation_layout(cfg.num_players, cfg.game_config().challenges).size
+    size = observation_layout(cfg.num_players, cfg.rules.challenges).size
     rng = np.random.default_rng(0)
     obs = torch.as_tensor(rng.uniform(0, 2, size=(4, size)), dtype=torch.float32)
-    actions = num_actions(cfg.game_config().layout, cfg.game_config().challenges)
+    actions = num_actions(cfg.rules.layout, cfg.rules.challenges)
     mask = torch.ones((4, actions), dtype=torch.float32)
     with torch.no_grad():
         want = module.forward_inference({Columns.OBS: {"observation": obs, "action_mask": mask}})
@@ -317,10 +317,10 @@ class RLlibTrainer:
         write_rllib_export(
             folder,
             state,
-            observation_size=observation_layout(self.cfg.num_players, self.cfg.game_config().challenges).size,
+            observation_size=observation_layout(self.cfg.num_players, self.cfg.rules.challenges).size,
             hidden_layers=self.plan.fcnet_hiddens,
             activation=self.plan.fcnet_activation,
-            action_size=num_actions(self.cfg.game_config().layout, self.cfg.game_config().challenges),
+            action_size=num_actions(self.cfg.rules.layout, self.cfg.rules.challenges),
             description={
                 **description,
                 "algorithm": "PPO",

@@ -24,6 +24,7 @@ from quiddler_env.envs.vector_env import COMPILED, OpponentMix, QuiddlerVectorEn
 from quiddler_env.features import ObservationFeatures
 
 from ..opponents import LEAGUE
+from .opponents import check_rules
 
 
 class BatchedVecEnv(VecEnv):
@@ -32,7 +33,7 @@ class BatchedVecEnv(VecEnv):
     def __init__(
         self,
         num_envs: int,
-        rules: dict[str, Any],
+        rules: QuiddlerConfig,
         env_options: dict[str, Any],
         entries: Sequence[tuple[str, float]],
         league_weight: float = 0.0,
@@ -40,7 +41,7 @@ class BatchedVecEnv(VecEnv):
         league_deterministic: bool = False,
         features: str | None = None,
     ) -> None:
-        self.config = QuiddlerConfig.from_mapping(rules)
+        self.config = check_rules(rules)  # the run's own object: no re-parse
         self.entries = [(str(spec), float(weight)) for spec, weight in entries]
         self.league_weight = float(league_weight)
         self.league_deterministic = bool(league_deterministic)

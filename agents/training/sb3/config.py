@@ -25,7 +25,7 @@ def resolve_sections(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def check_run(cfg: RunConfig) -> None:
     """A minibatch must fit in a rollout (`algo.n_steps` x `train.n_envs` steps); the batched engine has no
     layout shaping."""
-    if cfg.train.vec_env == "batched" and cfg.env["layout_shaping"]:
+    if cfg.train.vec_env == "batched" and cfg.backend_env["layout_shaping"]:
         raise RunConfigError(
             "config key 'env.layout_shaping': layout shaping is not available with train.vec_env: batched "
             "(set it to 0, or use vec_env dummy or subproc)"

@@ -18,6 +18,13 @@ from quiddler_env.features import ObservationFeatures
 from ..opponents import OpponentMixture
 
 
+def check_rules(rules: Any) -> QuiddlerConfig:
+    """The rules a training env is made for: a `QuiddlerConfig`, the run's own object (not a mapping to parse)."""
+    if not isinstance(rules, QuiddlerConfig):
+        raise TypeError(f"rules must be a QuiddlerConfig (RunConfig.rules), got {type(rules).__name__}: {rules!r}")
+    return rules
+
+
 def check_layout_shaping(value: Any) -> float:
     """`layout_shaping`: the weight of the shaping reward on the learner's best keepable layout (0: none)."""
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value) and value >= 0
@@ -97,7 +104,7 @@ class TrainingEnv(QuiddlerEnv):
 
 
 def make_training_env(
-    rules: dict[str, Any],
+    rules: QuiddlerConfig,
     env_options: dict[str, Any],
     entries: Sequence[tuple[str, float]],
     league_weight: float = 0.0,
@@ -106,8 +113,11 @@ def make_training_env(
     features: str | None = None,
     layout_shaping: float = 0.0,
 ) -> TrainingEnv:
-    """A training env with one `OpponentMixture` per opponent seat (a picklable factory for SubprocVecEnv)."""
-    config = QuiddlerConfig.from_mapping(rules)
+    """A training env with one `OpponentMixture` per opponent seat (a picklable factory for SubprocVecEnv).
+
+    `rules` is the run's `QuiddlerConfig` (`RunConfig.rules`), passed on as it is; `env_options` the options of
+    `Quiddler-v0` (`RunConfig.env_options`)."""
+    config = check_rules(rules)
     if league_weight > 0:
         import torch
 

@@ -87,13 +87,13 @@ def collect_demonstrations(
     """
     from ...registry import make
 
-    rules = cfg.game_config()
+    rules = cfg.rules
     env = make_training_env(
-        rules.to_dict(),
-        cfg.env_options(),
+        rules,
+        cfg.env_options,
         [(o.spec, o.weight) for o in cfg.opponents],
         features=cfg.algo.observation_features,
-        layout_shaping=cfg.env["layout_shaping"],
+        layout_shaping=cfg.backend_env["layout_shaping"],
     )
     teacher = make(cfg.pretrain.teacher, config=rules)
     base = env.observation_space.shape[0] - (env.features.features.size if env.features else 0)

@@ -72,8 +72,8 @@ def build_vec_env(cfg: RunConfig, league_paths: list[str], n_envs: int | None = 
     n = n_envs or cfg.train.n_envs
     # What every training game is made from: rules, env options, opponents, league, features.
     common = (
-        cfg.game_config().to_dict(),
-        cfg.env_options(),
+        cfg.rules,
+        cfg.env_options,
         [(o.spec, o.weight) for o in cfg.opponents],
         cfg.league.weight if cfg.league.enabled else 0.0,
         list(league_paths),
@@ -85,7 +85,7 @@ def build_vec_env(cfg: RunConfig, league_paths: list[str], n_envs: int | None = 
         from .batched import BatchedVecEnv
 
         return TimedVecEnv(VecMonitor(BatchedVecEnv(n, *common)))
-    factory = partial(make_training_env, *common, cfg.env["layout_shaping"])
+    factory = partial(make_training_env, *common, cfg.backend_env["layout_shaping"])
     if kind == "auto":
         kind = "subproc" if n > 1 else "dummy"
     venv = SubprocVecEnv([factory] * n) if kind == "subproc" else DummyVecEnv([factory] * n)
