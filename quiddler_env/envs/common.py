@@ -23,9 +23,9 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
 from ..core import actions as A
-from ..core.engine import COMPILED_BOTS
 from ..core.cards import COUNTS, FACES, NUM_FACES, POINTS
 from ..core.config import QuiddlerConfig
+from ..core.engine import COMPILED_BOTS
 from ..core.files import read_yaml_mapping
 from ..core.game import IllegalActionError, Phase, QuiddlerGame
 from ..core.laying import MAX_LAID_WORDS
