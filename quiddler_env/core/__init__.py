@@ -1,4 +1,6 @@
-"""The game itself: pure Python + numpy, no RL imports."""
+"""The game itself, no RL imports: the rules as readable Python (`game.QuiddlerGame`, the reference), the
+compiled engine (numba kernels in `batch_kernels`, `batch_bots`, `solver_kernel`; `batch.BatchGame`) and its
+one interface for the envs (`engine.Game`, `engine.LearnerGames`). See docs/engine.md."""
 
 from . import kernel_cache  # noqa: F401  (first: numba's cache must know every kernel module's source)
 from .actions import NUM_ACTIONS, action_name
