@@ -291,7 +291,13 @@ class _RawState:
     PettingZoo's wrappers forward every attribute read through each layer's `__getattr__`: with three
     layers that is about 36 Python calls per agent step, more time than the env's own step. No wrapper
     defines these attributes, so the chain always ends at the raw env; reading it there gives the same
-    value in one hop. A non-data descriptor: assigning the attribute on a wrapper still shadows it, as
+    value in one hop. The subclasses below also take the base classes' path for a legal move without their
+    checks, which reads PettingZoo's private state: `_prev_obs`, `_prev_info`, `_terminated`
+    (TerminateIllegalWrapper), `_has_reset`, `_has_updated` (OrderEnforcingWrapper). What that buys,
+    `python benchmarks/bench_env.py --games 30 --runs 3` (2 players, 2026-12-05): `env()` 59,595 agent
+    steps/s against 21,424 with PettingZoo's own three wrappers around the same raw env (2.8x); the raw
+    env alone 66,217. `tests/test_env_aec.py` runs PettingZoo's api_test on `env()`, which would catch a
+    PettingZoo release that renamed them. A non-data descriptor: assigning the attribute on a wrapper still shadows it, as
     before. Before reset() the OrderEnforcingWrapper's own error is kept (AttributeError falls back to
     its `__getattr__`).
     """
