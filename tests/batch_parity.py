@@ -45,6 +45,11 @@ class ParityReport:
     rounds: int = 0
     reshuffles: int = 0
     turn_caps: int = 0
+    bluffs: int = 0
+    """Bluffs laid (the challenge variant with `layout: choose`)."""
+    challenges: int = 0
+    failed: int = 0
+    """Of the challenges, the words that failed."""
 
 
 class ParityError(AssertionError):
@@ -57,11 +62,14 @@ STATE_FIELDS = (
     "candidates", "_lay_queue", "rounds_completed",
 )  # fmt: skip
 """The `QuiddlerGame` fields a batch game's `QuiddlerGame` copy must match."""
+CHALLENGE_FIELDS = ("challenge_log", "_challenge_queue", "candidate_bluff")
+"""And with `challenges: true`, these."""
 
 
 def state_differences(want: QuiddlerGame, got: QuiddlerGame) -> list[str]:
-    """The names of the `STATE_FIELDS` on which two games differ."""
-    return [name for name in STATE_FIELDS if getattr(want, name) != getattr(got, name)]
+    """The names of the `STATE_FIELDS` (and `CHALLENGE_FIELDS` in the variant) on which two games differ."""
+    fields = STATE_FIELDS + (CHALLENGE_FIELDS if want.challenges else ())
+    return [name for name in fields if getattr(want, name) != getattr(got, name)]
 
 
 def replay(
@@ -113,14 +121,17 @@ def replay(
             legal = np.flatnonzero(mask)
             plain = legal[legal < A.GO_OUT_BASE] if rng.random() > go_out_chance else legal
             action = int((plain if plain.size else legal)[rng.integers((plain if plain.size else legal).size)])
-            capped = single.went_out is None and action < A.GO_OUT_BASE
             report.reshuffles += action == A.DRAW_PILE and not single.draw_pile
+            report.bluffs += single.candidate_bluff is not None and action == A.lay(single.candidate_bluff)
             results = single.step(action)
             batch.step(np.asarray([action]), game)
             moves += 1
+            if action >= A.CHALLENGE_BASE:
+                report.challenges += 1
+                report.failed += not (single.challenge_log or single.challenge_history[-1])[-1].valid
             if results is not None:
                 report.rounds += 1
-                report.turn_caps += capped
+                report.turn_caps += not any(r.went_out for r in results)  # nobody went out: the cap came
                 want = [(r.round_score, sum(r.bonuses.values()), r.total) for r in results]
                 got_round = list(
                     zip(

@@ -341,11 +341,14 @@ def test_random_play_reaches_challenges_and_every_mask_matches_the_legal_list():
     assert challenged > 20 and passes > 20
 
 
-def test_the_batched_engine_refuses_the_variant_by_name():
+def test_the_batched_engine_plays_the_variant_but_its_compiled_bots_refuse_it_by_name():
     from quiddler_env.core.batch import BatchGame
 
+    games = BatchGame(QuiddlerConfig(challenges=True), num_games=1)  # `tests/test_batch_challenge_parity.py`
+    games.reset(seed=0)
+    assert games.action_masks().shape == (1, A.NUM_CHALLENGE_ACTIONS)
     with pytest.raises(ValueError, match="challenge variant"):
-        BatchGame(QuiddlerConfig(challenges=True))
+        games.bot_actions(np.asarray([0]), np.asarray([0]))
 
 
 # -- training --------------------------------------------------------------------------------------

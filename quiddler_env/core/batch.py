@@ -16,11 +16,16 @@ has its own deal generator: game i of a batch reset with `seed` is seeded
 `game_seed(seed, i)`, whatever N is, and `QuiddlerGame.reset(rng=StreamGenerator(...))`
 deals the same cards from the same seed, so any game of a batch can be replayed alone.
 The state arrays are documented in `batch_kernels`; the properties below name them.
+
+The challenge variant (`challenges: true`) plays too, with each seat's vocabulary, bluffs under `layout:
+choose` and the challenge phase (`tests/test_batch_challenge_parity.py`); the compiled bots (`play_bots`,
+`bot_actions`) do not play it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -30,13 +35,14 @@ from . import batch_bots as BB
 from . import batch_kernels as K
 from .cards import DECK_SIZE, new_deck
 from .config import QuiddlerConfig
-from .dictionary import KEY_ORDER, load_dictionary
+from .dictionary import KEY_ORDER, MAX_WORD_CARDS, Dictionary, load_dictionary
 from .game import IllegalActionError, Phase, QuiddlerGame
-from .laying import MAX_CANDIDATES
+from .laying import MAX_CANDIDATES, claim_unused
 from .observation_slices import observation_layout
-from .scoring import RoundResult, bonuses_in_play
+from .scoring import Challenge, RoundResult, bonuses_in_play, challenge_scores, word_points
 from .solver import HandSolver, Layout, get_solver
 from .solver_kernel import new_scratch
+from .vocabulary import coverage, load_vocabulary
 
 _FLOORS = {"round": K.FLOOR_ROUND, "total": K.FLOOR_TOTAL, "none": K.FLOOR_NONE}
 _TWO_PLAYER_BONUSES = {
@@ -116,6 +122,9 @@ def rule_array(config: QuiddlerConfig) -> np.ndarray:
     rules[K.R_CAP] = config.turn_cap or 0
     rules[K.R_CHOOSE] = config.layout == "choose"
     rules[K.R_K] = MAX_CANDIDATES
+    rules[K.R_CHALLENGES] = config.challenges
+    rules[K.R_BLUFF] = config.challenges and config.layout == "choose"
+    rules[K.R_PENALTY] = config.failed_go_out_penalty
     return rules
 
 
@@ -130,27 +139,80 @@ def solver_tables(solver: HandSolver) -> tuple:
     )
 
 
+def term_keys(dictionary: Dictionary) -> np.ndarray:
+    """Each term's key, as `batch_kernels.key_term` reads one: its cards' labels in base 32 (the prefix codes)."""
+    edge_start, edge_label, edge_child, node_term = dictionary.trie
+    parents = np.repeat(np.arange(len(node_term)), np.diff(edge_start))
+    codes = np.zeros(len(node_term), dtype=np.int64)
+    for _ in range(MAX_WORD_CARDS):  # each pass fixes one more level of the trie (as `Dictionary.prefix_map`)
+        codes[edge_child] = codes[parents] * 32 + edge_label
+    keys = np.zeros(dictionary.n_terms, dtype=np.int64)
+    words = np.asarray(node_term) >= 0
+    keys[np.asarray(node_term)[words]] = codes[words]
+    return keys
+
+
+class Vocabularies(NamedTuple):
+    """The challenge variant's vocabularies as the kernels read them: the last entry of their S."""
+
+    tables: tuple
+    """Each distinct vocabulary's `solver_tables` (the referee's among them)."""
+    codes: tuple
+    """Each one's `term_keys`: a laid word's cards from its term."""
+    seat: np.ndarray
+    """Each seat's vocabulary: an index into `tables`."""
+    referee: int
+    """The referee's: the verdicts."""
+    coverage: np.ndarray
+    """Each seat's `vocabulary.coverage` (an observation entry)."""
+
+
+def vocabularies(referee: HandSolver, seat_solvers: Sequence[HandSolver]) -> Vocabularies:
+    """The `Vocabularies` of a referee and the seats' solvers."""
+    distinct: dict[str, int] = {}
+    solvers = []
+    for solver in (referee, *seat_solvers):
+        if solver.dictionary.identity not in distinct:
+            distinct[solver.dictionary.identity] = len(solvers)
+            solvers.append(solver)
+    tables = [solver_tables(solver) for solver in solvers]
+    # One type for all (the kernels index them at run time), whatever dtypes an index was stored with.
+    tables = [tuple(np.asarray(a, dtype=r.dtype) for a, r in zip(t, tables[0], strict=True)) for t in tables]
+    return Vocabularies(
+        tables=tuple(tables),
+        codes=tuple(term_keys(solver.dictionary) for solver in solvers),
+        seat=np.asarray([distinct[s.dictionary.identity] for s in seat_solvers], dtype=np.int64),
+        referee=0,
+        coverage=np.asarray([coverage(s.dictionary, referee.dictionary) for s in seat_solvers], dtype=np.float64),
+    )
+
+
 class BatchGame:
     """N games under one rule set. Call `reset` before playing; see the module docstring."""
 
     def __init__(self, config: QuiddlerConfig | None = None, num_games: int = 1, solver: HandSolver | None = None):
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
-        self.config = config or QuiddlerConfig()
-        if self.config.challenges:
-            raise ValueError(
-                "the batched engine does not play the challenge variant (challenges: true); "
-                "play it with QuiddlerGame, the AEC env, or Quiddler-v0 with a non-batched vector env"
-            )
-        self.solver = solver or get_solver(load_dictionary(self.config.dictionary), self.config.min_word_cards)
+        cfg = self.config = config or QuiddlerConfig()
+        self.solver = solver or get_solver(load_dictionary(cfg.dictionary), cfg.min_word_cards)
         self.num_games = int(num_games)
-        n = self.num_players = self.config.num_players
-        self.num_actions = A.num_actions(self.config.layout)
-        self.L = K.layout_offsets(n, MAX_CANDIDATES, self.config.num_rounds)
-        self.R = rule_array(self.config)
-        self.sizes = np.asarray(self.config.hand_sizes, dtype=np.int64)
+        n = self.num_players = cfg.num_players
+        self.challenges = cfg.challenges
+        if self.challenges:  # as `QuiddlerGame.seat_solvers`
+            self.seat_solvers = tuple(
+                get_solver(load_vocabulary(cfg.seat_vocabulary(p), cfg.dictionary), cfg.min_word_cards)
+                for p in range(n)
+            )
+        else:
+            self.seat_solvers = (self.solver,) * n
+        self.num_actions = A.num_actions(cfg.layout, cfg.challenges)
+        self.L = K.layout_offsets(n, MAX_CANDIDATES, cfg.num_rounds, cfg.challenges)
+        self.R = rule_array(cfg)
+        self.sizes = np.asarray(cfg.hand_sizes, dtype=np.int64)
         self.S = (*solver_tables(self.solver), new_scratch())  # the kernels' S: the tables, then scratch space
-        layout = observation_layout(n)
+        if self.challenges:  # then the vocabularies (`batch_kernels.seat_tables`)
+            self.S += (vocabularies(self.solver, self.seat_solvers),)
+        layout = observation_layout(n, cfg.challenges)
         self.observation_size = layout.size
         self.obs_starts = np.asarray([s.start for s in layout.slices.values()], dtype=np.int64)
         N = self.num_games
@@ -168,6 +230,7 @@ class BatchGame:
     def play_bots(self, games: np.ndarray, bots: np.ndarray, moves: np.ndarray) -> None:
         """Move each of `games` while its current seat is a compiled bot (`bots[i, seat]`, `batch_bots` codes,
         -1 for a seat the bots do not play) and it is not over; `moves[i]` counts the moves."""
+        self._check_bots()
         BB.play_bots(
             np.ascontiguousarray(games, dtype=np.int64), bots, moves, self.cards, self.ints, self.rng, self.go,
             self.L, self.R, self.sizes, self.S, self.num_actions, self.best_memo, self.table_memo,
@@ -175,6 +238,7 @@ class BatchGame:
 
     def bot_actions(self, games: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """The move bot `codes[j]` picks in game games[j] now (nothing moves; the bot's generator advances)."""
+        self._check_bots()
         games = np.ascontiguousarray(games, dtype=np.int64)
         out = np.empty(games.shape[0], dtype=np.int64)
         BB.bot_actions(
@@ -182,6 +246,13 @@ class BatchGame:
             self.L, self.R, self.S, self.num_actions, self.best_memo, self.table_memo,
         )  # fmt: skip
         return out
+
+    def _check_bots(self) -> None:
+        if self.challenges:
+            raise ValueError(
+                "the compiled bots do not play the challenge variant (challenges: true): "
+                "play its seats with moves of your own (step)"
+            )
 
     # -- setting up ------------------------------------------------------------------
 
@@ -271,13 +342,13 @@ class BatchGame:
         if at_games:
             K.observe_at(
                 games, np.ascontiguousarray(players, dtype=np.int64), out, self.cards, self.ints, self.L, self.R,
-                self.obs_starts,
+                self.obs_starts, self.S,
             )  # fmt: skip
             return out
         players = self.current_player[games] if players is None else np.ascontiguousarray(players, dtype=np.int64)
         if out is None:
             out = np.empty((games.shape[0], self.observation_size), dtype=np.float32)
-        K.observe(games, players.astype(np.int64), out, self.cards, self.ints, self.L, self.R, self.obs_starts)
+        K.observe(games, players.astype(np.int64), out, self.cards, self.ints, self.L, self.R, self.obs_starts, self.S)
         return out
 
     # -- the state, by name ---------------------------------------------------------------
@@ -362,28 +433,61 @@ class BatchGame:
 
     # -- the laid words, the round results and one game as a `QuiddlerGame` ---------------------------
 
-    def _layout(self, i: int, rec: int, urec: int) -> Layout:
-        """The layout recorded at ints offset rec (`batch_kernels.REC`) and cards offset urec of game i."""
+    def _layout(self, i: int, rec: int, urec: int, seat: int = 0, bluff: bool = False) -> Layout:
+        """The layout recorded at ints offset rec (`batch_kernels.REC`) and cards offset urec of game i, by `seat`'s
+        vocabulary; `bluff`: the recorded layout with its unused cards claimed as a word (`laying.best_bluff`)."""
         record = self.ints[i, rec : rec + K.REC].tolist()
         unused_faces = self.cards[i, urec : urec + K.UREC].tolist()
         key = (*record[K.RC_USED : K.RC_UNUSED + 1], *record[K.RC_TERMS : K.RC_TERMS + record[K.RC_N_TERMS]], -1)
         key += tuple(unused_faces[1 : 1 + unused_faces[0]])
+        solver = self.seat_solvers[seat]
+        if self.challenges:
+            key += (solver.dictionary.identity, bluff)
         layout = self._layouts.get(key)
         if layout is None:
             if len(self._layouts) >= _MEMO_LIMIT:
                 self._layouts.clear()
             used, unused = record[K.RC_USED], record[K.RC_UNUSED]
             terms = record[K.RC_TERMS : K.RC_TERMS + record[K.RC_N_TERMS]]
-            layout = self.solver.recorded_layout(used, terms, unused_faces[1 : 1 + unused_faces[0]], used + unused)
+            layout = solver.recorded_layout(used, terms, unused_faces[1 : 1 + unused_faces[0]], used + unused)
+            if bluff:
+                layout = claim_unused(layout)
             self._layouts[key] = layout
         return layout
+
+    def _laid_layout(self, i: int, q: int) -> Layout:
+        """The layout player q of game i laid last."""
+        rec, urec = int(self.L[K.L_LAID_REC]) + q * K.REC, int(self.L[K.L_LAID_UNUSED]) + q * K.UREC
+        bluff = self.challenges and bool(self.cards[i, int(self.L[K.L_LAID_BLUFF]) + q])
+        return self._layout(i, rec, urec, q, bluff)
 
     def laid(self, i: int) -> list[Layout | None]:
         """Game i's layouts laid this round, by seat (None: not laid yet), as `QuiddlerGame.laid`."""
         out: list[Layout | None] = [None] * self.num_players
         for q in self.lay_order(i):
-            out[q] = self._layout(i, int(self.L[K.L_LAID_REC]) + q * K.REC, int(self.L[K.L_LAID_UNUSED]) + q * K.UREC)
+            out[q] = self._laid_layout(i, q)
         return out
+
+    def challenge_log(self, i: int, seats: Sequence[int] | None = None) -> list[Challenge]:
+        """The challenges of game i's words laid this round (of `seats`' words), in order, as
+        `QuiddlerGame.challenge_log` (after the round, those of the round until the next challenge phase)."""
+        if not self.challenges:
+            return []
+        L, W = self.L, K.WORDS
+        made = []
+        for q in self.lay_order(i) if seats is None else seats:
+            by = self.cards[i, L[K.L_WORD_BY] + q * W : L[K.L_WORD_BY] + (q + 1) * W].tolist()
+            layout = None
+            for j, challenger in enumerate(by):
+                if challenger:
+                    layout = layout or self._laid_layout(i, q)
+                    failed = bool(self.cards[i, L[K.L_WORD_FAILED] + q * W + j])
+                    order = int(self.cards[i, L[K.L_WORD_ORDER] + q * W + j])
+                    challenge = Challenge(
+                        challenger - 1, q, j, layout.spelled[j], word_points(layout.words[j]), not failed
+                    )
+                    made.append((order, challenge))
+        return [challenge for _, challenge in sorted(made, key=lambda item: item[0])]
 
     def lay_order(self, i: int) -> list[int]:
         """The seats of game i that laid this round, in laying order."""
@@ -393,18 +497,33 @@ class BatchGame:
     def candidates(self, i: int) -> tuple[Layout, ...]:
         """In game i's lay phase (`layout: choose`): its current player's candidates, as `QuiddlerGame.candidates`."""
         rec, urec = int(self.L[K.L_CAND_REC]), int(self.L[K.L_CAND_UNUSED])
-        return tuple(self._layout(i, rec + k * K.REC, urec + k * K.UREC) for k in range(self.ints[i, K.I_CAND_N]))
+        p, bluff = int(self.ints[i, K.I_CUR]), self._candidate_bluff(i)
+        return tuple(
+            self._layout(i, rec + k * K.REC, urec + k * K.UREC, p, k == bluff) for k in range(self.ints[i, K.I_CAND_N])
+        )
+
+    def _candidate_bluff(self, i: int) -> int | None:
+        """In game i's lay phase with bluffing: the index of the bluff among the candidates (None without one)."""
+        if not self.challenges or self.ints[i, K.I_PHASE] != K.LAY or self.ints[i, K.I_CAND_BLUFF] < 0:
+            return None
+        return int(self.ints[i, K.I_CAND_BLUFF])
 
     def round_results(self, i: int) -> list[RoundResult]:
         """The results of game i's last scored round, as `scoring.score_round` gives them (read them before any
         player of the next round lays)."""
         v = self.ints[i]
-        base, ubase = int(self.L[K.L_LAID_REC]), int(self.L[K.L_LAID_UNUSED])
+        base = int(self.L[K.L_LAID_REC])
         bv = self.config.bonus_value
+        n = self.num_players
+        layouts = [self._laid_layout(i, p) for p in range(n)]
+        scores = None
+        if self.challenges:  # every seat laid in the round, so its words' challenges are still there
+            went_out = None if v[K.I_LAST_OUT] < 0 else int(v[K.I_LAST_OUT])
+            scores, layouts = challenge_scores(layouts, self.challenge_log(i, range(n)), self.config, went_out)
         out = []
-        for p in range(self.num_players):
+        for p in range(n):
             rec = base + p * K.REC
-            lay = self._layout(i, rec, ubase + p * K.UREC)
+            lay = layouts[p]
             bits = int(v[rec + K.RC_BONUS_BITS])
             bonuses = {name: bv for name in bonuses_in_play(self.config, self.num_players) if bits & _BONUS_BIT[name]}
             out.append(
@@ -416,14 +535,20 @@ class BatchGame:
                     total=int(v[int(self.L[K.L_TOTALS]) + p]),
                     went_out=int(v[K.I_LAST_OUT]) == p,
                     lay_position=int(v[rec + K.RC_POSITION]),
+                    challenge=None if scores is None else scores[p],
                 )
             )
         return out
 
-    def game(self, i: int, round_history: Sequence[Sequence[RoundResult]] = ()) -> QuiddlerGame:
+    def game(
+        self,
+        i: int,
+        round_history: Sequence[Sequence[RoundResult]] = (),
+        challenge_history: Sequence[Sequence[Challenge]] = (),
+    ) -> QuiddlerGame:
         """Game i as a `QuiddlerGame` (a copy: changing one changes nothing in the other). It plays on exactly as
-        game i would (its deal generator is a copy of game i's); `round_history` is the rounds before, which the
-        batch does not keep."""
+        game i would (its deal generator is a copy of game i's); `round_history` (and `challenge_history`) are
+        the rounds before, which the batch does not keep."""
         c, v, L = self.cards[i], self.ints[i], self.L
         n = self.num_players
         game = QuiddlerGame(self.config, self.solver)
@@ -456,6 +581,13 @@ class BatchGame:
         game.lay_order = self.lay_order(i)
         game.candidates = self.candidates(i) if game.phase == Phase.LAY else ()
         game._lay_queue = c[L[K.L_QUEUE] + v[K.I_Q_HEAD] : L[K.L_QUEUE] + v[K.I_Q_LEN]].tolist()
+        game.challenge_history = [list(challenges) for challenges in challenge_history]
+        game.challenge_log = self.challenge_log(i)
+        game.candidate_bluff = self._candidate_bluff(i)
+        game._challenge_queue = []
+        if game.phase == Phase.CHALLENGE:
+            head, left = int(v[K.I_CHALLENGER]), int(v[K.I_CHALLENGERS_LEFT])
+            game._challenge_queue = [(head + k) % n for k in range(left)]
         return game
 
     def load(self, i: int, game: QuiddlerGame, seed: int = 0) -> None:

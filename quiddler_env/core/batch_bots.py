@@ -374,7 +374,7 @@ def _finish_step(
     if terminated[i] or truncated[i]:
         masks[i, :] = 0
         masks[i, RESET_ACTION] = 1
-    K.observe_row(i, seats[i], obs[i], cards, ints, L, R, SL)
+    K.observe_row(i, seats[i], obs[i], cards, ints, L, R, SL, S)
 
 
 @njit(cache=True, nogil=True)
@@ -442,7 +442,7 @@ def start_episodes(
             cards, ints, rng, go, L, R, sizes, S, best_memo, table_memo,
         )  # fmt: skip
         K.mask_row(i, masks[i], cards, ints, go, L, R, S)
-        K.observe_row(i, seats[i], obs[i], cards, ints, L, R, SL)
+        K.observe_row(i, seats[i], obs[i], cards, ints, L, R, SL, S)
 
 
 @njit(cache=True, nogil=True)

@@ -17,9 +17,14 @@ State of N games, one row per game (`batch.BatchGame` owns the arrays and names 
   (splitmix64; `game_stream`), so a game's cards do not depend on which bots play it.
 - `go` int64 (N): the current player's go-out faces (bit f), searched when first asked after a draw.
 
+The challenge variant (`R_CHALLENGES`) keeps its state in the same rows (the fields `L_WORD_BY` ... and the
+scalars `I_CAND_BLUFF` ..., empty or unused without it), so a copy of a game's rows copies it too. A laid word
+is read back from its layout's record: a term of the seat's vocabulary, or the bluff's claimed cards.
+
 The rule options come as the int64 array `R` (indices `R_*`) and the round hand sizes.
 The solver tables `S` are the dictionary's trie and term arrays, as the solver has them, then the
-searches' scratch space (`solver_kernel.new_scratch`: the engine's searches allocate less).
+searches' scratch space (`solver_kernel.new_scratch`: the engine's searches allocate less), then, with
+challenges only, the seats' vocabularies (`batch.Vocabularies`; `seat_tables` picks a seat's).
 Each kernel that Python calls borrows its arrays first (`borrow.borrow`): numba counts references
 to every array a compiled call takes and to every view it makes, two atomic calls each, and a
 borrowed array and its views count none. The kernels index a game's fields as `ints[i, x]` and
@@ -30,16 +35,30 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.extending import overload
 
 from .borrow import borrow
 from .cards import COUNTS, DECK_SIZE, NUM_FACES, POINTS, new_deck
+from .cards import FACES as FACE_NAMES
 from .config import MAX_HAND_SIZE
+from .dictionary import KEY_ORDER
 from .observation_slices import LETTERS_SCALE, TOTAL_SCALE, WORDS_SCALE
-from .solver_kernel import W_HAND, go_out_face_bits_in, go_out_face_start, layout_front_hand_in
+from .solver_kernel import (
+    PACK_START_BITS,
+    PACK_START_SHIFT,
+    W_HAND,
+    go_out_face_bits_in,
+    go_out_face_start,
+    layout_front_hand_in,
+    popcount,
+)
 
 # -- the action table (as `actions`) and the phases (as `game.Phase`) ---------------------------
 DRAW_PILE, TAKE_DISCARD, DISCARD_BASE, GO_OUT_BASE, LAY_BASE = 0, 1, 2, 33, 64
-DRAW, DISCARD, GAME_OVER, LAY = 0, 1, 2, 3
+PASS, CHALLENGE_BASE, NUM_CHALLENGE_ACTIONS = 80, 81, 158
+DRAW, DISCARD, GAME_OVER, LAY, CHALLENGE = 0, 1, 2, 3, 4
+WORDS = MAX_HAND_SIZE
+"""A laid layout's word slots (`laying.MAX_LAID_WORDS`): the challenge actions and observation slices per seat."""
 FACES = NUM_FACES
 FACE_BITS = (1 << 31) - 1
 GO_UNKNOWN = -1
@@ -47,7 +66,9 @@ GO_UNKNOWN = -1
 
 # -- rule options: indices into R ------------------------------------------------------------
 R_PLAYERS, R_ROUNDS, R_MIN_CARDS, R_BONUS_VALUE, R_BONUSES, R_FLOOR, R_FORCED, R_CAP, R_CHOOSE, R_K = range(10)
-R_SIZE = 10
+R_CHALLENGES, R_BLUFF, R_PENALTY = range(10, 13)
+"""The challenge variant: on; bluffing (with `layout: choose`); `failed_go_out_penalty`."""
+R_SIZE = 13
 BONUS_MOST_WORDS, BONUS_LONGEST = 1, 2
 FLOOR_ROUND, FLOOR_TOTAL, FLOOR_NONE = 0, 1, 2
 
@@ -87,10 +108,22 @@ FLOOR_ROUND, FLOOR_TOTAL, FLOOR_NONE = 0, 1, 2
     I_ROUNDS_DONE,
     I_LAST_OUT,
     I_STACKED,
-) = range(17)
-N_SCALARS = 17
+    I_CAND_BLUFF,
+    I_CHALLENGER,
+    I_CHALLENGERS_LEFT,
+    I_N_CHALLENGES,
+) = range(21)
+"""The last four are the challenge variant's: the index of the bluff among the candidates (-1: none); the
+challenge queue, as its head seat and how many seats it holds (they follow the head in seat order); the
+challenges made this round."""
+N_SCALARS = 21
 L_TOTALS, L_GAIN, L_ROUND_SCORE, L_LAID_FIG, L_CAND_FIG, L_BONUS, L_LAID_REC, L_CAND_REC, L_INTS_W = range(13, 22)
-L_SIZE = 22
+# cards (int8), the challenge variant's (empty without it), per seat q and word slot j at q * WORDS + j: who
+# challenged the word (its seat + 1, 0: nobody), whether it failed, when (the challenge's number + 1); and
+# whether q's laid layout is its bluff (its last word the claimed cards). Reset when q lays, so, as the laid
+# records, they stay readable after the round until q lays again.
+L_WORD_BY, L_WORD_FAILED, L_WORD_ORDER, L_LAID_BLUFF = range(22, 26)
+L_SIZE = 26
 FIG = 5
 """A laid or candidate layout's figures: score (used - unused), longest word, words, card points used, unused."""
 F_SCORE, F_LONGEST, F_WORDS, F_USED, F_UNUSED = range(FIG)
@@ -107,14 +140,20 @@ UREC = 1 + MAX_TERMS
 _DECK = np.asarray(new_deck(), dtype=np.int8)
 _DECK_COUNTS = np.asarray(COUNTS, dtype=np.int64)
 _POINTS = np.asarray(POINTS, dtype=np.int64)
+_LETTERS = np.asarray([len(face) for face in FACE_NAMES], dtype=np.int64)
+_KEY_ORDER = np.asarray(KEY_ORDER, dtype=np.int64)
+_LABEL_MASK = (1 << 32) - 1
+_START_MASK = (1 << PACK_START_BITS) - 1
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 
 
-def layout_offsets(num_players: int, k: int, num_rounds: int) -> np.ndarray:
-    """The offset table L for a table of `num_players`, K candidate layouts and `num_rounds` stacked decks."""
+def layout_offsets(num_players: int, k: int, num_rounds: int, challenges: bool = False) -> np.ndarray:
+    """The offset table L for a table of `num_players`, K candidate layouts and `num_rounds` stacked decks
+    (and the challenge variant's fields with `challenges`)."""
     n = num_players
+    words = n * WORDS if challenges else 0
     off = np.zeros(L_SIZE, np.int64)
     pos = 0
     for name, size in (
@@ -130,6 +169,10 @@ def layout_offsets(num_players: int, k: int, num_rounds: int) -> np.ndarray:
         (L_STACK, num_rounds * DECK_SIZE),
         (L_LAID_UNUSED, n * UREC),
         (L_CAND_UNUSED, k * UREC),
+        (L_WORD_BY, words),
+        (L_WORD_FAILED, words),
+        (L_WORD_ORDER, words),
+        (L_LAID_BLUFF, n if challenges else 0),
     ):
         off[name] = pos
         pos += size
@@ -232,6 +275,123 @@ def hand_points(h):
     for f in range(FACES):
         total += h[f] * _POINTS[f]
     return total
+
+
+# -- vocabularies (the challenge variant) -----------------------------------------------------------
+# Without challenges S is the referee's tables and the scratch space; with them it has one more entry, a
+# `batch.Vocabularies` (each vocabulary's tables and term keys, each seat's vocabulary, the referee's). The
+# functions below pick by S's type when the kernels are compiled: without challenges they are the referee's
+# tables, and the kernels the same as before the variant.
+
+
+def seat_tables(S, p):
+    """Seat p's vocabulary's tables, as S's first 8 entries (the referee's, without challenges)."""
+
+
+@overload(seat_tables)
+def _seat_tables(S, p):
+    if len(S) > 9:
+        return lambda S, p: S[9].tables[S[9].seat[p]]
+    return lambda S, p: (S[0], S[1], S[2], S[3], S[4], S[5], S[6], S[7])
+
+
+def referee_tables(S):
+    """The referee's tables, as S's first 8 entries."""
+
+
+@overload(referee_tables)
+def _referee_tables(S):
+    if len(S) > 9:
+        return lambda S: S[9].tables[S[9].referee]
+    return lambda S: (S[0], S[1], S[2], S[3], S[4], S[5], S[6], S[7])
+
+
+def term_key(S, p, term):
+    """The key of a term of seat p's vocabulary (0 without challenges, where nothing asks)."""
+
+
+@overload(term_key)
+def _term_key(S, p, term):
+    if len(S) > 9:
+        return lambda S, p, term: S[9].codes[S[9].seat[p]][term]
+    return lambda S, p, term: np.int64(0)
+
+
+def seat_coverage(S, p):
+    """Seat p's vocabulary's size against the referee's (`vocabulary.coverage`; 1 without challenges)."""
+
+
+@overload(seat_coverage)
+def _seat_coverage(S, p):
+    if len(S) > 9:
+        return lambda S, p: S[9].coverage[p]
+    return lambda S, p: 1.0
+
+
+# A word as a key: its cards' labels (key rank + 1, `dictionary.KEY_ORDER`) in base 32, the lowest label the
+# most significant digit, as the dictionary's prefix codes (`Vocabularies.codes` holds each term's).
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def key_term(key, node_pack, node_term):
+    """The term of the word with this key in a vocabulary's trie (`solver.solver_trie`), or -1."""
+    digits = 0
+    rest = key
+    while rest:
+        digits += 1
+        rest >>= 5
+    node = 0
+    for d in range(digits - 1, -1, -1):
+        lab = (key >> (5 * d)) & 31
+        labs = node_pack[node] & _LABEL_MASK
+        if (labs >> lab) & 1 == 0:
+            return -1
+        node = ((node_pack[node] >> PACK_START_SHIFT) & _START_MASK) + popcount(labs & ((np.int64(1) << lab) - 1)) + 1
+    return node_term[node]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def key_points(key):
+    total = 0
+    while key:
+        total += _POINTS[_KEY_ORDER[(key & 31) - 1]]
+        key >>= 5
+    return total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def key_letters(key):
+    total = 0
+    while key:
+        total += _LETTERS[_KEY_ORDER[(key & 31) - 1]]
+        key >>= 5
+    return total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def faces_key(cards, i, urec):
+    """The key of the faces recorded at cards offset urec of game i (a count, then the faces)."""
+    key = np.int64(0)
+    for r in range(FACES):
+        for u in range(cards[i, urec]):
+            if cards[i, urec + 1 + u] == _KEY_ORDER[r]:
+                key = key * 32 + r + 1
+    return key
+
+
+@njit(cache=True, nogil=True, inline="always")
+def laid_words(i, q, cards, ints, L):
+    """How many words player q laid (its bluff's claimed word counted)."""
+    return ints[i, L[L_LAID_REC] + q * REC + RC_N_TERMS] + cards[i, L[L_LAID_BLUFF] + q]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def word_key(i, q, j, cards, ints, L, S):
+    """The key of word j of player q's laid layout: a term of its vocabulary, or its bluff's claimed cards."""
+    rec = L[L_LAID_REC] + q * REC
+    if j < ints[i, rec + RC_N_TERMS]:
+        return term_key(S, q, ints[i, rec + RC_TERMS + j])
+    return faces_key(cards, i, L[L_LAID_UNUSED] + q * UREC)
 
 
 # -- dealing ----------------------------------------------------------------------------------
@@ -370,8 +530,8 @@ def auto_pick(used, total, longest, words, n_front, cards, ints, i, L, R):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _front(h, full_only, R, S):
-    """The layouts a player lays from: the whole front for a choice (`layout: choose`), else only the ones
+def _front(h, full_only, R, S, q):
+    """The layouts player q lays from (by its vocabulary): the whole front for a choice (`layout: choose`), else only the ones
     the automatic rule can pick (bonuses worth at most |bonus value| each; `layout_front_path`'s `slack`, and
     its `by_longest` where the longest word's is the only bonus that counts, and it is not negative)."""
     bv = R[R_BONUS_VALUE]
@@ -382,8 +542,9 @@ def _front(h, full_only, R, S):
             if R[R_BONUSES] & b:
                 slack += bv if bv > 0 else -bv
     by_longest = bv == 0 or (bv > 0 and not R[R_BONUSES] & BONUS_MOST_WORDS)
+    T = seat_tables(S, q)
     return layout_front_hand_in(
-        h, S[0], R[R_MIN_CARDS], full_only, S[1], S[2], S[3], S[4], S[5], S[6], S[7], _POINTS, slack, by_longest, S[8]
+        h, T[0], R[R_MIN_CARDS], full_only, T[1], T[2], T[3], T[4], T[5], T[6], T[7], _POINTS, slack, by_longest, S[8]
     )
 
 
@@ -410,7 +571,18 @@ def _copy_record(i, rec_from, urec_from, rec_to, urec_to, cards, ints):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _lay(i, q, score, longest, words, used, unused, h, unused_faces, terms, cards, ints, L):
+def _lay_words(i, q, bluff, cards, L, R):
+    """With challenges: player q's words are new, none challenged yet; `bluff`: its layout is its bluff."""
+    if R[R_CHALLENGES]:
+        for t in range(q * WORDS, (q + 1) * WORDS):
+            cards[i, L[L_WORD_BY] + t] = 0
+            cards[i, L[L_WORD_FAILED] + t] = 0
+            cards[i, L[L_WORD_ORDER] + t] = 0
+        cards[i, L[L_LAID_BLUFF] + q] = bluff
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _lay(i, q, score, longest, words, used, unused, h, unused_faces, terms, cards, ints, L, R):
     """Player q of game i lays: its figures and cards in words become public; it joins the laying order."""
     _record(i, L[L_LAID_REC] + q * REC, L[L_LAID_UNUSED] + q * UREC, used, unused, terms, unused_faces, cards, ints)
     ints[i, L[L_LAID_REC] + q * REC + RC_POSITION] = ints[i, I_N_LAID]
@@ -428,10 +600,48 @@ def _lay(i, q, score, longest, words, used, unused, h, unused_faces, terms, card
     cards[i, L[L_LAY_ORDER] + ints[i, I_N_LAID]] = q
     ints[i, I_N_LAID] += 1
     ints[i, I_Q_HEAD] += 1
+    _lay_words(i, q, False, cards, L, R)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _stood(i, p, cards, ints, L, R, S):
+    """Player p's laid figures, less its words that failed a challenge: points used, unused, words, longest."""
+    fig = L[L_LAID_FIG] + p * FIG
+    used, unused = ints[i, fig + F_USED], ints[i, fig + F_UNUSED]
+    words, longest = ints[i, fig + F_WORDS], ints[i, fig + F_LONGEST]
+    if R[R_CHALLENGES]:
+        longest = 0
+        for j in range(laid_words(i, p, cards, ints, L)):
+            key = word_key(i, p, j, cards, ints, L, S)
+            if cards[i, L[L_WORD_FAILED] + p * WORDS + j]:
+                points = key_points(key)
+                used -= points
+                unused += points
+                words -= 1
+            else:
+                longest = max(longest, key_letters(key))
+    return used, unused, words, longest
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _challenge_losses(i, p, cards, ints, L, R, S):
+    """What player p loses in the challenge phase: the points of the words it challenged that stood, and
+    `failed_go_out_penalty` if it went out and a word of it failed."""
+    lost = 0
+    failed = False
+    for q in range(R[R_PLAYERS]):
+        for j in range(laid_words(i, q, cards, ints, L)):
+            slot = q * WORDS + j
+            if cards[i, L[L_WORD_BY] + slot] == p + 1 and not cards[i, L[L_WORD_FAILED] + slot]:
+                lost += key_points(word_key(i, q, j, cards, ints, L, S))
+            failed |= q == p and cards[i, L[L_WORD_FAILED] + slot] != 0
+    if failed and ints[i, I_WENT_OUT] == p:
+        lost += R[R_PENALTY]
+    return lost
 
 
 @njit(cache=True, nogil=True)
-def _end_round(i, cards, ints, rng, go, L, R, sizes):
+def _end_round(i, cards, ints, rng, go, L, R, sizes, S):
     n = R[R_PLAYERS]
     bv = R[R_BONUS_VALUE]
     for p in range(n):
@@ -446,6 +656,9 @@ def _end_round(i, cards, ints, rng, go, L, R, sizes):
             ties = 0
             for p in range(n):
                 x = ints[i, L[L_LAID_FIG] + p * FIG + col]
+                if R[R_CHALLENGES]:  # the bonuses go by the words that stood
+                    stood = _stood(i, p, cards, ints, L, R, S)
+                    x = stood[2] if b == BONUS_MOST_WORDS else stood[3]
                 if x > best:
                     best = x
                     winner = p
@@ -458,6 +671,9 @@ def _end_round(i, cards, ints, rng, go, L, R, sizes):
     for p in range(n):
         fig = L[L_LAID_FIG] + p * FIG
         score = ints[i, fig + F_USED] - ints[i, fig + F_UNUSED] + ints[i, L[L_BONUS] + p]
+        if R[R_CHALLENGES]:
+            used, unused, _, _ = _stood(i, p, cards, ints, L, R, S)
+            score = used - unused + ints[i, L[L_BONUS] + p] - _challenge_losses(i, p, cards, ints, L, R, S)
         if R[R_FLOOR] == FLOOR_ROUND and score < 0:
             score = 0
         before = ints[i, L[L_TOTALS] + p]
@@ -478,6 +694,130 @@ def _end_round(i, cards, ints, rng, go, L, R, sizes):
         go[i] = 0
 
 
+# -- the challenge phase --------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _can_challenge(i, p, cards, ints, L, R):
+    """Is a word of another player left for player p to challenge (`QuiddlerGame.challengeable`)."""
+    for q in range(R[R_PLAYERS]):
+        if q != p:
+            for j in range(laid_words(i, q, cards, ints, L)):
+                if cards[i, L[L_WORD_BY] + q * WORDS + j] == 0:
+                    return True
+    return False
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _challenge_next(i, cards, ints, rng, go, L, R, sizes, S):
+    """The next challenger with something to challenge, or the round's end (`QuiddlerGame._challenge_next`)."""
+    n = R[R_PLAYERS]
+    while ints[i, I_CHALLENGERS_LEFT] > 0 and not _can_challenge(i, ints[i, I_CHALLENGER], cards, ints, L, R):
+        ints[i, I_CHALLENGER] = (ints[i, I_CHALLENGER] + 1) % n
+        ints[i, I_CHALLENGERS_LEFT] -= 1
+    if ints[i, I_CHALLENGERS_LEFT] == 0:
+        _end_round(i, cards, ints, rng, go, L, R, sizes, S)
+        return
+    ints[i, I_CUR] = ints[i, I_CHALLENGER]
+    ints[i, I_PHASE] = CHALLENGE
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _start_challenges(i, cards, ints, rng, go, L, R, sizes, S):
+    """Everyone has laid: each player challenges in seat order from the one after the player who went out (after
+    a turn cap, from the round's first player)."""
+    wo = ints[i, I_WENT_OUT]
+    ints[i, I_CHALLENGER] = (wo + 1 if wo >= 0 else ints[i, I_DEALER] + 1) % R[R_PLAYERS]
+    ints[i, I_CHALLENGERS_LEFT] = R[R_PLAYERS]
+    ints[i, I_N_CHALLENGES] = 0
+    _challenge_next(i, cards, ints, rng, go, L, R, sizes, S)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _challenge(i, p, a, cards, ints, L, R, S):
+    """Player p challenges the word action a names; the referee's verdict is recorded with it."""
+    q = (p + (a - CHALLENGE_BASE) // WORDS + 1) % R[R_PLAYERS]
+    j = (a - CHALLENGE_BASE) % WORDS
+    slot = q * WORDS + j
+    ints[i, I_N_CHALLENGES] += 1
+    cards[i, L[L_WORD_BY] + slot] = p + 1
+    cards[i, L[L_WORD_ORDER] + slot] = ints[i, I_N_CHALLENGES]
+    T = referee_tables(S)  # the word stands if its cards spell a word of the referee's list
+    cards[i, L[L_WORD_FAILED] + slot] = key_term(word_key(i, q, j, cards, ints, L, S), T[2], T[4]) < 0
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def challenge_legal(i, a, cards, ints, L, R):
+    """Is action a a challenge phase move of game i's current player: pass, or a word not yet challenged."""
+    if a == PASS:
+        return True
+    if a < CHALLENGE_BASE or a >= NUM_CHALLENGE_ACTIONS or (a - CHALLENGE_BASE) // WORDS + 1 >= R[R_PLAYERS]:
+        return False
+    q = (ints[i, I_CUR] + (a - CHALLENGE_BASE) // WORDS + 1) % R[R_PLAYERS]
+    j = (a - CHALLENGE_BASE) % WORDS
+    return j < laid_words(i, q, cards, ints, L) and cards[i, L[L_WORD_BY] + q * WORDS + j] == 0
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _challenge_mask(i, out, cards, ints, L, R):
+    """The challenge phase's legal moves of game i's current player into out (zeroed)."""
+    n = R[R_PLAYERS]
+    out[PASS] = 1
+    for r in range(1, n):
+        q = (ints[i, I_CUR] + r) % n
+        for j in range(laid_words(i, q, cards, ints, L)):
+            out[CHALLENGE_BASE + (r - 1) * WORDS + j] = cards[i, L[L_WORD_BY] + q * WORDS + j] == 0
+
+
+@njit(cache=True, nogil=True, _nrt=True)
+def _bluff_candidate(i, q, h, total, cards, ints, L, R, S):
+    """With bluffing: player q's best bluff (`laying.best_bluff`) after its candidates, if it has one. Its record
+    is the honest layout it builds on, its unused cards the claimed word (`L_LAID_BLUFF` once laid)."""
+    ints[i, I_CAND_BLUFF] = -1
+    n_cards = 0
+    for f in range(FACES):
+        n_cards += h[f]
+    used, longest, words, term_off, terms, unused_off, unused = _front(h, False, R, S, q)
+    whole = used.shape[0]  # laying nothing: the whole hand claimed
+    best = -1
+    for k in range(whole + 1):
+        left = unused_off[k + 1] - unused_off[k] if k < whole else n_cards
+        score = 2 * used[k] - total if k < whole else -total
+        if left > 0 and R[R_MIN_CARDS] <= left and (best < 0 or score > 2 * used[best] - total):
+            best = k
+    if best < 0:
+        return
+    c = ints[i, I_CAND_N]
+    rec, urec = L[L_CAND_REC] + c * REC, L[L_CAND_UNUSED] + c * UREC
+    if best < whole:
+        b_used, b_longest, b_words = used[best], longest[best], words[best]
+        lo, hi = unused_off[best], unused_off[best + 1]
+        _record(
+            i, rec, urec, b_used, total - b_used, terms[term_off[best] : term_off[best + 1]], unused[lo:hi], cards, ints
+        )
+    else:
+        b_used, b_longest, b_words = 0, 0, 0
+        _record(i, rec, urec, 0, total, terms[0:0], unused[0:0], cards, ints)
+        for f in range(FACES):
+            for _ in range(h[f]):
+                cards[i, urec + 1 + cards[i, urec]] = f
+                cards[i, urec] += 1
+    letters = 0
+    for u in range(cards[i, urec]):
+        letters += _LETTERS[cards[i, urec + 1 + u]]
+    base = L[L_CAND_FIG] + c * FIG
+    ints[i, base + F_SCORE] = total
+    ints[i, base + F_LONGEST] = max(b_longest, letters)
+    ints[i, base + F_WORDS] = b_words + 1
+    ints[i, base + F_USED] = total
+    ints[i, base + F_UNUSED] = 0
+    cc = L[L_CAND_CARDS] + c * FACES
+    for f in range(FACES):
+        cards[i, cc + f] = h[f]
+    ints[i, I_CAND_BLUFF] = c
+    ints[i, I_CAND_N] = c + 1
+
+
 # _nrt=True stated: a kernel called from one compiled with _nrt=False inherits that flag unless it states its
 # own, and the front below allocates (its arrays need their reference counts).
 @njit(cache=True, nogil=True, _nrt=True)
@@ -490,10 +830,10 @@ def _lay_next(i, p, cards, ints, rng, go, L, R, sizes, S):
         full_only = q == ints[i, I_WENT_OUT]
         h = hand_of(cards, i, L, q, S)
         total = hand_points(h)
-        used, longest, words, term_off, terms, unused_off, unused = _front(h, full_only, R, S)
+        used, longest, words, term_off, terms, unused_off, unused = _front(h, full_only, R, S, q)
         n_front = used.shape[0]
         if R[R_CHOOSE]:
-            k_max = R[R_K]
+            k_max = R[R_K] - R[R_BLUFF]  # with bluffing the last candidate is the bluff
             nc = n_front if n_front < k_max else k_max
             ints[i, I_CUR] = q
             ints[i, I_PHASE] = LAY
@@ -521,6 +861,8 @@ def _lay_next(i, p, cards, ints, rng, go, L, R, sizes, S):
                     cards,
                     ints,
                 )
+            if R[R_BLUFF]:
+                _bluff_candidate(i, q, h, total, cards, ints, L, R, S)
             return
         k = auto_pick(used, total, longest, words, n_front, cards, ints, i, L, R)
         _lay(
@@ -537,9 +879,13 @@ def _lay_next(i, p, cards, ints, rng, go, L, R, sizes, S):
             cards,
             ints,
             L,
+            R,
         )
     if ints[i, I_N_LAID] == n:
-        _end_round(i, cards, ints, rng, go, L, R, sizes)
+        if R[R_CHALLENGES]:
+            _start_challenges(i, cards, ints, rng, go, L, R, sizes, S)
+        else:
+            _end_round(i, cards, ints, rng, go, L, R, sizes, S)
         return
     ints[i, I_CUR] = (p + 1) % n
     ints[i, I_PHASE] = DRAW
@@ -554,12 +900,14 @@ def is_legal(i, a, cards, ints, go, L, R, S):
     ph = ints[i, I_PHASE]
     if ph == LAY:
         return LAY_BASE <= a < LAY_BASE + ints[i, I_CAND_N]
+    if ph == CHALLENGE:
+        return challenge_legal(i, a, cards, ints, L, R)
     if ph == DRAW:
         return a == TAKE_DISCARD or (a == DRAW_PILE and (ints[i, I_DRAW_LEN] > 0 or ints[i, I_DISC_LEN] > 1))
     if ph != DISCARD or a < DISCARD_BASE or a >= LAY_BASE:
         return False
     if a >= GO_OUT_BASE:
-        return (go_bits(i, cards, ints, go, L, R, S) >> (a - GO_OUT_BASE)) & 1 == 1
+        return (go_out_faces(i, cards, ints, go, L, R, S) >> (a - GO_OUT_BASE)) & 1 == 1
     if R[R_FORCED] and go_bits(i, cards, ints, go, L, R, S) != 0:
         return False
     return cards[i, L[L_HANDS] + ints[i, I_CUR] * FACES + a - DISCARD_BASE] > 0
@@ -577,7 +925,8 @@ def _go_bits(i, p, cards, ints, L, R, S):
     h = hand_of(cards, i, L, p, S)
     if not may_go_out(i, h, ints):
         return np.int64(0)
-    return go_out_face_bits_in(h, S[0], R[R_MIN_CARDS], S[1], S[2], S[3], S[4], S[7], False, S[8]) & FACE_BITS
+    T = seat_tables(S, p)  # by the player's own vocabulary
+    return go_out_face_bits_in(h, T[0], R[R_MIN_CARDS], T[1], T[2], T[3], T[4], T[7], False, S[8]) & FACE_BITS
 
 
 @njit(cache=True, nogil=True, inline="always")  # inlined: a call costs a reference count per array
@@ -593,6 +942,30 @@ def go_bits(i, cards, ints, go, L, R, S):
     if go[i] == GO_UNKNOWN:
         go[i] = _go_bits(i, ints[i, I_CUR], cards, ints, L, R, S)
     return go[i]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bluff_faces(i, honest, cards, ints, L, R):
+    """With bluffing: every face the current player holds, if the rest could be claimed as a word (at least
+    `min_word_cards` cards) and nobody went out; else its honest go-out faces (`QuiddlerGame.go_out_faces`)."""
+    if ints[i, I_WENT_OUT] >= 0:
+        return honest
+    base = L[L_HANDS] + ints[i, I_CUR] * FACES
+    held = np.int64(0)
+    n_cards = 0
+    for f in range(FACES):
+        n_cards += cards[i, base + f]
+        held |= np.int64(cards[i, base + f] > 0) << f
+    return held if n_cards - 1 >= R[R_MIN_CARDS] else honest
+
+
+@njit(cache=True, nogil=True, inline="always")
+def go_out_faces(i, cards, ints, go, L, R, S):
+    """The faces the current player may go out discarding (bit f): `go_bits`, or `_bluff_faces` with bluffing."""
+    bits = go_bits(i, cards, ints, go, L, R, S)
+    if R[R_BLUFF]:
+        return _bluff_faces(i, bits, cards, ints, L, R)
+    return bits
 
 
 # _nrt=False (here and on the other kernels that allocate nothing): no reference counts. Every array they take
@@ -623,7 +996,16 @@ def step_one(i, a, cards, ints, rng, go, L, R, sizes, S):
         ints[i, I_N_LAID] += 1
         ints[i, I_Q_HEAD] += 1
         ints[i, I_CAND_N] = 0
+        _lay_words(i, p, k == ints[i, I_CAND_BLUFF], cards, L, R)
         _lay_next(i, p, cards, ints, rng, go, L, R, sizes, S)
+        return
+    if ints[i, I_PHASE] == CHALLENGE:
+        if a == PASS:  # its part ends
+            ints[i, I_CHALLENGER] = (p + 1) % n
+            ints[i, I_CHALLENGERS_LEFT] -= 1
+        else:
+            _challenge(i, p, a, cards, ints, L, R, S)
+        _challenge_next(i, cards, ints, rng, go, L, R, sizes, S)
         return
     if ints[i, I_PHASE] == DRAW:
         if a == DRAW_PILE:
@@ -803,15 +1185,20 @@ def mask_row(i, out, cards, ints, go, L, R, S):
     if ph == LAY:
         for k in range(ints[i, I_CAND_N]):
             out[LAY_BASE + k] = 1
+    elif ph == CHALLENGE:
+        _challenge_mask(i, out, cards, ints, L, R)
     elif ph == DRAW:
         out[TAKE_DISCARD] = 1
         if ints[i, I_DRAW_LEN] > 0 or ints[i, I_DISC_LEN] > 1:
             out[DRAW_PILE] = 1
     elif ph == DISCARD:  # (written without a branch per face: whether a face is held is a coin flip)
         bits = go_bits(i, cards, ints, go, L, R, S)
+        honest = bits  # forced going out is by the honest faces only
+        if R[R_BLUFF]:
+            bits = _bluff_faces(i, bits, cards, ints, L, R)
         for f in range(FACES):
             out[GO_OUT_BASE + f] = (bits >> f) & 1
-        if not (bits != 0 and R[R_FORCED]):
+        if not (honest != 0 and R[R_FORCED]):
             base = L[L_HANDS] + ints[i, I_CUR] * FACES
             for f in range(FACES):
                 out[DISCARD_BASE + f] = cards[i, base + f] > 0
@@ -834,10 +1221,10 @@ def masks_at(games, out, cards, ints, go, L, R, S):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def observe_row(i, p, out, cards, ints, L, R, SL):
+def observe_row(i, p, out, cards, ints, L, R, SL, S):
     """Player p's observation of game i into out (as `core.observation.encode_observation`).
 
-    SL holds the slice starts of `observation_layout(n)` in its table order."""
+    SL holds the slice starts of `observation_layout(n, challenges)` in its table order."""
     n = R[R_PLAYERS]
     out[:] = 0.0
     (
@@ -936,23 +1323,62 @@ def observe_row(i, p, out, cards, ints, L, R, SL):
     cap = R[R_CAP]
     # Capped at 1: the final turns after a late go-out run past the cap (as `observation.turns_fraction`).
     out[o_turns] = min(ints[i, I_TURNS] / (cap * n), 1.0) if cap > 0 else 0.0
+    if R[R_CHALLENGES]:
+        _observe_challenges(i, p, out, cards, ints, L, R, SL, S)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _observe_challenges(i, p, out, cards, ints, L, R, SL, S):
+    """The challenge variant's slices of player p's observation of game i (`observation._encode_challenges`)."""
+    n = R[R_PLAYERS]
+    o_seat, o_coverage, o_challenging, o_bluff, o_cards = SL[19], SL[20], SL[21], SL[22], SL[23]
+    o_figures, o_known, o_challenged, o_failed, o_record = SL[24], SL[25], SL[26], SL[27], SL[28]
+    out[o_seat + p] = 1.0
+    out[o_coverage] = seat_coverage(S, p)
+    ph = ints[i, I_PHASE]
+    if ph == CHALLENGE and ints[i, I_CUR] == p:
+        out[o_challenging] = 1.0
+    if ph == LAY and ints[i, I_CUR] == p and ints[i, I_CAND_BLUFF] >= 0:
+        out[o_bluff + ints[i, I_CAND_BLUFF]] = 1.0
+    T = seat_tables(S, p)  # what the observer knows
+    for t in range(ints[i, I_N_LAID]):
+        q = cards[i, L[L_LAY_ORDER] + t]
+        k = (q - p) % n
+        for j in range(laid_words(i, q, cards, ints, L)):
+            slot = k * WORDS + j
+            key = word_key(i, q, j, cards, ints, L, S)
+            rest = key
+            while rest:
+                out[o_cards + slot * FACES + _KEY_ORDER[(rest & 31) - 1]] += 1.0
+                rest >>= 5
+            out[o_figures + 2 * slot] = key_points(key) / TOTAL_SCALE
+            out[o_figures + 2 * slot + 1] = key_letters(key) / LETTERS_SCALE
+            out[o_known + slot] = key_term(key, T[2], T[4]) >= 0
+            by = cards[i, L[L_WORD_BY] + q * WORDS + j]
+            if by > 0:  # the verdict shows once the word is challenged
+                failed = cards[i, L[L_WORD_FAILED] + q * WORDS + j]
+                out[o_challenged + slot] = 1.0
+                out[o_failed + slot] = failed
+                c = (by - 1 - p) % n
+                out[o_record + 3 * c] += 1.0
+                out[o_record + 3 * c + (1 if failed else 2)] += 1.0
 
 
 @njit(cache=True, nogil=True)
-def observe(games, players, out, cards, ints, L, R, SL):
+def observe(games, players, out, cards, ints, L, R, SL, S):
     """Observation of players[j] in games[j] into out[j]."""
-    out, cards, ints, L, R, SL = borrow(out, cards, ints, L, R, SL)
+    out, cards, ints, L, R, SL, S = borrow(out, cards, ints, L, R, SL, S)
     for j in range(games.shape[0]):
-        observe_row(games[j], players[j], out[j], cards, ints, L, R, SL)
+        observe_row(games[j], players[j], out[j], cards, ints, L, R, SL, S)
 
 
 @njit(cache=True, nogil=True)
-def observe_at(games, players, out, cards, ints, L, R, SL):
+def observe_at(games, players, out, cards, ints, L, R, SL, S):
     """Observation of players[i] in game i into out[i], for each i of games (rows per game of the batch)."""
-    out, cards, ints, L, R, SL = borrow(out, cards, ints, L, R, SL)
+    out, cards, ints, L, R, SL, S = borrow(out, cards, ints, L, R, SL, S)
     for j in range(games.shape[0]):
         i = games[j]
-        observe_row(i, players[i], out[i], cards, ints, L, R, SL)
+        observe_row(i, players[i], out[i], cards, ints, L, R, SL, S)
 
 
 # -- one game's move and view (the AEC env's step) ----------------------------------------------
@@ -963,7 +1389,7 @@ def view_row(i, mask, obs, cards, ints, go, L, R, S, SL):
     """Game i's current player's legal moves into mask and its observation into obs (mask all zero when over)."""
     mask, obs, cards, ints, go, L, R, S, SL = borrow(mask, obs, cards, ints, go, L, R, S, SL)
     mask_row(i, mask, cards, ints, go, L, R, S)
-    observe_row(i, ints[i, I_CUR], obs, cards, ints, L, R, SL)
+    observe_row(i, ints[i, I_CUR], obs, cards, ints, L, R, SL, S)
 
 
 @njit(cache=True, nogil=True)

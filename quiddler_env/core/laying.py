@@ -143,15 +143,18 @@ def best_bluff(solver: HandSolver, counts: Sequence[int]) -> Layout | None:
         left = len(base.unused)
         if left and solver.min_cards <= left <= n_cards and (best is None or base.score > best.score):
             best = base
-    if best is None:
-        return None
-    claimed = tuple(sorted(best.unused, key=FACE_INDEX.__getitem__))
-    points = best.unused_points
+    return None if best is None else claim_unused(best)
+
+
+def claim_unused(base: Layout) -> Layout:
+    """`base` with its unused cards claimed as one more word, last, spelled in face order (`best_bluff`'s form)."""
+    claimed = tuple(sorted(base.unused, key=FACE_INDEX.__getitem__))
+    points = base.unused_points
     return Layout(
-        words=best.words + (claimed,),
-        spelled=best.spelled + ("".join(f.lower() for f in claimed),),
+        words=base.words + (claimed,),
+        spelled=base.spelled + ("".join(f.lower() for f in claimed),),
         unused=(),
-        score=best.card_points + points,
-        card_points=best.card_points + points,
+        score=base.card_points + points,
+        card_points=base.card_points + points,
         unused_points=0,
     )

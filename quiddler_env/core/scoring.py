@@ -170,6 +170,28 @@ def _strict_winner(values: Sequence[int]) -> int | None:
     return winners[0] if len(winners) == 1 and best > 0 else None
 
 
+def challenge_scores(
+    layouts: Sequence[Layout], challenges: Sequence[Challenge], config: QuiddlerConfig, went_out: int | None
+) -> tuple[list[ChallengeScore], list[Layout]]:
+    """What the challenge phase did to each player, and each one's layout less its words that failed."""
+    scores, stood = [], []
+    for p, layout in enumerate(layouts):
+        failed = sorted(c.word for c in challenges if c.player == p and not c.valid)
+        mine = [c for c in challenges if c.challenger == p]
+        scores.append(
+            ChallengeScore(
+                failed=tuple(layout.spelled[i] for i in failed),
+                challenge_points=-sum(c.points for c in mine if c.valid),
+                go_out_penalty=-config.failed_go_out_penalty if failed and went_out == p else 0,
+                made=len(mine),
+                won=sum(not c.valid for c in mine),
+                challenged=sum(c.player == p for c in challenges),
+            )
+        )
+        stood.append(without_words(layout, failed))
+    return scores, stood
+
+
 def score_round(
     layouts: Sequence[Layout],
     totals: Sequence[int],
@@ -187,19 +209,7 @@ def score_round(
         raise ValueError("challenges were made, but the rules have challenges: false")
     scores = [ChallengeScore() for _ in range(n)]
     if variant:
-        layouts = list(layouts)
-        for p in range(n):
-            failed = sorted(c.word for c in challenges if c.player == p and not c.valid)
-            mine = [c for c in challenges if c.challenger == p]
-            scores[p] = ChallengeScore(
-                failed=tuple(layouts[p].spelled[i] for i in failed),
-                challenge_points=-sum(c.points for c in mine if c.valid),
-                go_out_penalty=-config.failed_go_out_penalty if failed and went_out == p else 0,
-                made=len(mine),
-                won=sum(not c.valid for c in mine),
-                challenged=sum(c.player == p for c in challenges),
-            )
-            layouts[p] = without_words(layouts[p], failed)
+        scores, layouts = challenge_scores(layouts, challenges, config, went_out)
     awards: list[dict[str, int]] = [{} for _ in range(n)]
     if config.bonus_value:
         for bonus in bonuses_in_play(config, n):
