@@ -25,7 +25,6 @@ no env reads the kernels' packed state (`tests/test_imports.py` checks it).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,11 +35,10 @@ from . import batch_kernels as K
 from .batch import BatchGame, game_seed
 from .config import QuiddlerConfig
 from .game import IllegalActionError, Phase, QuiddlerGame
-from .observation import encode_observation
 from .scoring import RoundResult
 from .solver import HandSolver
 
-__all__ = ["COMPILED_BOTS", "Game", "IllegalActionError", "Phase", "game_seed"]
+__all__ = ["COMPILED_BOTS", "Game", "IllegalActionError", "LearnerGames", "Phase", "game_seed"]
 
 COMPILED_BOTS: tuple[str, ...] = tuple(batch_bots.BOT_CODES)
 """The bots the engine plays itself, by name (an opponent named so costs no Python per move)."""
@@ -176,97 +174,6 @@ class Game:
         self.last_gains = state["last_gains"]
         self.legal_mask[...] = state["legal_mask"]
         self.observation[...] = state["observation"]
-
-
-class ReferenceGame(Game):
-    """`Game` on the readable `QuiddlerGame`, for the rules the batched engine does not play yet (the challenge
-    variant). The same interface; every move in Python."""
-
-    def __init__(self, config: QuiddlerConfig | None = None, solver: HandSolver | None = None) -> None:
-        self.config = config or QuiddlerConfig()
-        self.num_players = self.config.num_players
-        self._game = QuiddlerGame(self.config, solver)
-        self.num_actions = self._game.num_actions
-        self.legal_mask = np.zeros(self.num_actions, dtype=np.int8)
-        self.observation = np.zeros(0, dtype=np.float32)
-        self.round_history: list[list[RoundResult]] = []
-        self.last_gains = [0] * self.num_players
-
-    def reset(self, seed: int, decks: Sequence[Sequence[str | int]] | None = None) -> None:
-        self._game.reset(int(seed), decks=decks)
-        self.round_history = self._game.round_history
-        self.last_gains = [0] * self.num_players
-        self._view()
-
-    def step(self, move: int) -> list[RoundResult] | None:
-        game = self._game
-        if not (0 <= move < self.num_actions and self.legal_mask[move]):
-            legal = np.flatnonzero(self.legal_mask).tolist()
-            raise IllegalActionError(f"illegal action {move} for player {self.current_player}; legal: {legal}")
-        totals_before = list(game.totals)
-        results = game.step(move)
-        self._view()
-        if results is not None:
-            self.last_gains = [t - b for t, b in zip(game.totals, totals_before, strict=True)]
-        return results
-
-    def _view(self) -> None:
-        game = self._game
-        self.legal_mask = game.legal_action_mask() if not game.is_over else np.zeros(self.num_actions, np.int8)
-        self.observation = encode_observation(game, game.current_player)
-        self.observation_size = self.observation.size
-
-    @property
-    def current_player(self) -> int:
-        return self._game.current_player
-
-    @property
-    def phase(self) -> Phase:
-        return self._game.phase
-
-    @property
-    def is_over(self) -> bool:
-        return self._game.is_over
-
-    @property
-    def totals(self) -> list[int]:
-        return list(self._game.totals)
-
-    @property
-    def discard_top(self) -> int:
-        return self._game.discard_pile[-1] if self._game.discard_pile else -1
-
-    def hand(self, seat: int) -> list[int]:
-        return list(self._game.hands[seat])
-
-    def observe(self, seat: int) -> np.ndarray:
-        if seat == self.current_player and not self.is_over:
-            return self.observation.copy()
-        return encode_observation(self._game, seat)
-
-    def snapshot(self) -> QuiddlerGame:
-        game = self._game
-        shared = (self.config, game.config, game.solver, *game.seat_solvers)
-        return copy.deepcopy(game, {id(obj): obj for obj in shared})
-
-    def __getstate__(self) -> dict[str, Any]:
-        skip = ("config", "solver", "seat_solvers")
-        state = {k: v for k, v in vars(self).items() if k != "_game"}
-        state["_game"] = {k: v for k, v in vars(self._game).items() if k not in skip}
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        state = dict(state)
-        ReferenceGame.__init__(self, state["config"])
-        vars(self._game).update(state.pop("_game"))
-        vars(self).update(state)
-        self.round_history = self._game.round_history
-
-
-def open_game(config: QuiddlerConfig, solver: HandSolver | None = None) -> Game:
-    """The engine's handle for one game under `config`: `Game`, or `ReferenceGame` for the challenge variant
-    until the batched engine plays it."""
-    return ReferenceGame(config, solver) if config.challenges else Game(config, solver)
 
 
 REWARD_CODES = {"round_score": K.ROUND_SCORE, "relative": K.RELATIVE, "lead": K.LEAD, "win_loss": K.WIN_LOSS}

@@ -75,7 +75,7 @@ from gymnasium import spaces
 
 from ..core import actions as A
 from ..core.config import QuiddlerConfig
-from ..core.engine import open_game
+from ..core.engine import Game
 from ..core.game import QuiddlerGame
 from . import common
 from .common import IllegalActionError
@@ -171,7 +171,7 @@ class QuiddlerEnv(gym.Env):
         opponents = build_opponents(opts["opponents"], self.config)
         self.opponents = opponents or [UniformRandomPolicy() for _ in range(n - 1)]
 
-        self.engine = open_game(self.config)
+        self.engine = Game(self.config)
         self.num_actions = self.engine.num_actions
         self.action_space = spaces.Discrete(self.num_actions)
         self.observation_space = common.observation_box(self.config)

@@ -253,7 +253,7 @@ from pettingzoo.utils import wrappers
 
 from ..core import actions as A
 from ..core.config import QuiddlerConfig
-from ..core.engine import game_seed, open_game
+from ..core.engine import Game, game_seed
 from ..core.game import QuiddlerGame
 from ..core.scoring import RoundResult
 from . import common, gym_env
@@ -441,7 +441,7 @@ _one_hop(OrderEnforcingWrapper, before_reset_error=True)
 class raw_env(AECEnv, EzPickle):
     """Quiddler for 2..8 agents, one game per episode. Illegal actions raise `IllegalActionError` (a ValueError).
 
-    The game is the engine's handle (`core.engine.open_game`): one compiled call per step plays the move and
+    The game is the engine's handle (`core.engine.Game`): one compiled call per step plays the move and
     computes the next mover's observation and legal moves. `game` is the game as a `QuiddlerGame` (a copy,
     for reading: the rules' readable reference, which the engine replays exactly, `tests/test_batch_parity.py`).
     """
@@ -468,7 +468,7 @@ class raw_env(AECEnv, EzPickle):
         self.info_mode = opts["infos"]  # the `infos` option (`self.infos` is PettingZoo's dict of infos)
         self._flat = self.info_mode == "flat"
 
-        engine = self._engine = open_game(self.config)
+        engine = self._engine = Game(self.config)
         self.num_actions = engine.num_actions
         n = self.num_players = self.config.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
