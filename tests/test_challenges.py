@@ -341,14 +341,62 @@ def test_random_play_reaches_challenges_and_every_mask_matches_the_legal_list():
     assert challenged > 20 and passes > 20
 
 
-def test_the_batched_engine_plays_the_variant_but_its_compiled_bots_refuse_it_by_name():
+def test_the_batched_engine_plays_the_variant_with_its_random_bot_and_refuses_greedy_by_name():
     from quiddler_env.core.batch import BatchGame
+    from quiddler_env.core.batch_bots import BOT_CODES
 
-    games = BatchGame(QuiddlerConfig(challenges=True), num_games=1)  # `tests/test_batch_challenge_parity.py`
+    games = BatchGame(QuiddlerConfig(**VARIANT), num_games=4)  # two rounds
     games.reset(seed=0)
-    assert games.action_masks().shape == (1, A.NUM_CHALLENGE_ACTIONS)
-    with pytest.raises(ValueError, match="challenge variant"):
-        games.bot_actions(np.asarray([0]), np.asarray([0]))
+    assert games.action_masks().shape == (4, A.NUM_CHALLENGE_ACTIONS)
+    with pytest.raises(ValueError, match="greedy bot does not play the challenge variant"):
+        games.bot_actions(np.arange(4), np.full(4, BOT_CODES["greedy"]))
+    picked = set()
+    while not games.is_over.all():  # the bot's picks, move by move
+        live = np.flatnonzero(~games.is_over)
+        masks = games.action_masks(live)
+        choices = games.bot_actions(live, np.full(live.size, BOT_CODES["random"]))
+        assert all(masks[j, a] for j, a in enumerate(choices))  # every pick legal
+        picked.update(choices.tolist())
+        games.step(choices, live)
+    assert A.PASS in picked and any(a >= A.CHALLENGE_BASE for a in picked)  # it challenges, by chance
+    games.reset(seed=1)
+    moves = np.zeros(4, dtype=np.int64)
+    games.play_bots(np.arange(4), np.full((4, 2), BOT_CODES["random"], dtype=np.int8), moves)
+    assert games.is_over.all() and games.rounds_completed.tolist() == [2] * 4  # whole games in one call
+
+
+@pytest.mark.parametrize("layout", ["auto", "choose"])
+def test_the_vector_env_plays_the_variant_with_compiled_and_python_opponents(layout):
+    from quiddler_env.envs.gym_env import UniformRandomPolicy
+    from quiddler_env.envs.vector_env import QuiddlerVectorEnv
+
+    rules = dict(VARIANT, layout=layout, num_players=3, vocabularies=["referee", "enable:0.3:1", "enable:0.5:2"])
+    runs = []
+    for opponents in ("random", UniformRandomPolicy(seed=3)):
+        envs = QuiddlerVectorEnv(6, config=rules, opponents=opponents)
+        assert envs.single_action_space.n == A.NUM_CHALLENGE_ACTIONS
+        obs, infos = envs.reset(seed=11)
+        rng = np.random.default_rng(5)
+        episodes, rewards = 0, []
+        for _ in range(400):
+            assert envs.observation_space.contains(obs)
+            actions = [int(rng.choice(np.flatnonzero(m))) for m in infos["action_mask"]]
+            obs, reward, terminated, truncated, infos = envs.step(actions)
+            assert not infos.get("illegal_action", np.zeros(6, bool)).any()
+            episodes += int(terminated.sum())
+            rewards.append(reward.copy())
+        assert episodes >= 6  # every sub-env finished games, challenge phases and all
+        runs.append(np.asarray(rewards))
+    again = QuiddlerVectorEnv(6, config=rules, opponents="random")
+    obs, infos = again.reset(seed=11)
+    rng = np.random.default_rng(5)
+    replay = []
+    for _ in range(400):
+        obs, reward, *_, infos = again.step([int(rng.choice(np.flatnonzero(m))) for m in infos["action_mask"]])
+        replay.append(reward.copy())
+    assert np.array_equal(np.asarray(replay), runs[0])  # the same seed, the same games
+    with pytest.raises(ValueError, match="greedy bot does not play the challenge variant"):
+        QuiddlerVectorEnv(2, config=rules, opponents="greedy")
 
 
 # -- training --------------------------------------------------------------------------------------

@@ -103,12 +103,12 @@ class QuiddlerVectorEnv(VectorEnv):
         self.autoreset_mode = opts["autoreset_mode"]
         self.slot_offset = opts["slot_offset"]
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
-        self.set_opponents(opts["opponents"])
         self.learners = LearnerGames(
             self.config, N, reward_mode=self.reward_mode, reward_scale=self.reward_scale,
             illegal_reward=self.illegal_reward, max_cycles=self.max_cycles, learner_seat=self.learner_seat_option,
             slot_offset=self.slot_offset,
         )  # fmt: skip
+        self.set_opponents(opts["opponents"])
         self.games = self.learners.games
         self.num_actions = self.learners.num_actions
         self.single_observation_space = common.observation_box(self.config)
@@ -130,8 +130,9 @@ class QuiddlerVectorEnv(VectorEnv):
         self.opponents = common.check_vector_opponents(opponents, self.num_players)
         # The compiled bots' codes, seat by seat, when every opponent is one by name (episodes start in one call).
         named = all(isinstance(entry, str) for entry in self.opponents)
-        self._codes = LearnerGames.bot_codes(self.opponents) if named else None
+        self._codes = self.learners.bot_codes(self.opponents) if named else None
         entries = [e for o in self.opponents for e in (o.entries if isinstance(o, OpponentMix) else [o])]
+        self.learners.bot_codes([e for e in entries if isinstance(e, str)])  # each one plays these rules
         # Sticky: games already dealt may still seat the Python policies of the earlier opponents.
         self._any_python = getattr(self, "_any_python", False) or any(not isinstance(e, str) for e in entries)
 
@@ -164,7 +165,7 @@ class QuiddlerVectorEnv(VectorEnv):
                 if isinstance(entry, OpponentMix):
                     entry = entry.draw(rng)
                 other = (seat + k) % n
-                self.bots[i, other] = LearnerGames.bot_codes([entry])[0] if isinstance(entry, str) else NOT_A_BOT
+                self.bots[i, other] = self.learners.bot_codes([entry])[0] if isinstance(entry, str) else NOT_A_BOT
                 self.policies[i][other] = entry
         self._advance(slots)
         self.learners.refresh(slots)
