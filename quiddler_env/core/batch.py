@@ -18,8 +18,8 @@ deals the same cards from the same seed, so any game of a batch can be replayed 
 The state arrays are documented in `batch_kernels`; the properties below name them.
 
 The challenge variant (`challenges: true`) plays too, with each seat's vocabulary, bluffs under `layout:
-choose` and the challenge phase (`tests/test_batch_challenge_parity.py`); of the compiled bots (`play_bots`,
-`bot_actions`) only `random` plays it (uniform over every legal move).
+choose` and the challenge phase (`tests/test_batch_challenge_parity.py`); the compiled bots (`play_bots`,
+`bot_actions`) do not play it.
 """
 
 from __future__ import annotations
@@ -230,7 +230,7 @@ class BatchGame:
     def play_bots(self, games: np.ndarray, bots: np.ndarray, moves: np.ndarray) -> None:
         """Move each of `games` while its current seat is a compiled bot (`bots[i, seat]`, `batch_bots` codes,
         -1 for a seat the bots do not play) and it is not over; `moves[i]` counts the moves."""
-        self._check_bots(bots[np.asarray(games)] if self.challenges else ())
+        self._check_bots()
         BB.play_bots(
             np.ascontiguousarray(games, dtype=np.int64), bots, moves, self.cards, self.ints, self.rng, self.go,
             self.L, self.R, self.sizes, self.S, self.num_actions, self.best_memo, self.table_memo,
@@ -238,7 +238,7 @@ class BatchGame:
 
     def bot_actions(self, games: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """The move bot `codes[j]` picks in game games[j] now (nothing moves; the bot's generator advances)."""
-        self._check_bots(codes)
+        self._check_bots()
         games = np.ascontiguousarray(games, dtype=np.int64)
         out = np.empty(games.shape[0], dtype=np.int64)
         BB.bot_actions(
@@ -247,13 +247,11 @@ class BatchGame:
         )  # fmt: skip
         return out
 
-    def _check_bots(self, codes: np.ndarray) -> None:
-        """The challenge variant's compiled bot is `random` (every legal move, bluffs and challenges by chance);
-        `greedy` has no challenge play of its own."""
-        if self.challenges and (np.asarray(codes) == BB.GREEDY).any():
+    def _check_bots(self) -> None:
+        if self.challenges:
             raise ValueError(
-                "the compiled greedy bot does not play the challenge variant (challenges: true): use the compiled "
-                "random bot, or the greedy agent of quiddler_agents as a policy"
+                "the compiled bots do not play the challenge variant (challenges: true): "
+                "play its seats with moves of your own (step)"
             )
 
     # -- setting up ------------------------------------------------------------------

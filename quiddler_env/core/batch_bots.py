@@ -257,30 +257,11 @@ def greedy_action(i, mask, cards, ints, rng, L, R, S, best_memo, table_memo):
     return first
 
 
-@njit(cache=True, nogil=True, inline="always")  # inlined: a call costs a reference count per array
-def uniform_legal(i, mask, rng):
-    """Uniform over the moves `mask` allows in game i: the random bot of the challenge variant, whose lay,
-    bluff and challenge moves `random_action`'s shortcuts do not cover (as `RandomAgent`, every legal move)."""
-    n = 0
-    for a in range(mask.shape[0]):
-        n += mask[a]
-    k = K.below(rng, i, 1, n)
-    for a in range(mask.shape[0]):
-        if mask[a]:
-            if k == 0:
-                return a
-            k -= 1
-    return -1
-
-
 @njit(cache=True, nogil=True)
 def bot_action(code, i, mask, cards, ints, rng, go, L, R, S, best_memo, table_memo):
-    """The move bot `code` picks in game i (mask: the legal moves, which greedy and the challenge variant's
-    random read)."""
+    """The move bot `code` picks in game i (mask: the legal moves, which greedy reads; random needs none)."""
     if code == GREEDY:
         return greedy_action(i, mask, cards, ints, rng, L, R, S, best_memo, table_memo)
-    if R[K.R_CHALLENGES]:
-        return uniform_legal(i, mask, rng)
     return random_action(i, cards, ints, rng, go, L, R, S)
 
 
@@ -296,9 +277,6 @@ def _play_game(i, bots, moves, mask, cards, ints, rng, go, L, R, sizes, S, best_
             _prime_greedy(i, cards, ints, go, L, R, S, table_memo)
             K.mask_row(i, mask, cards, ints, go, L, R, S)
             a = greedy_action(i, mask, cards, ints, rng, L, R, S, best_memo, table_memo)
-        elif R[K.R_CHALLENGES]:
-            K.mask_row(i, mask, cards, ints, go, L, R, S)
-            a = uniform_legal(i, mask, rng)
         else:
             a = random_action(i, cards, ints, rng, go, L, R, S)
         K.step_one(i, a, cards, ints, rng, go, L, R, sizes, S)
@@ -476,7 +454,5 @@ def bot_actions(games, codes, out, cards, ints, rng, go, L, R, S, num_actions, b
         i = games[j]
         if codes[j] == GREEDY:
             _prime_greedy(i, cards, ints, go, L, R, S, table_memo)
-            K.mask_row(i, mask, cards, ints, go, L, R, S)
-        elif R[K.R_CHALLENGES]:
             K.mask_row(i, mask, cards, ints, go, L, R, S)
         out[j] = bot_action(codes[j], i, mask, cards, ints, rng, go, L, R, S, best_memo, table_memo)

@@ -132,7 +132,6 @@ class QuiddlerVectorEnv(VectorEnv):
         named = all(isinstance(entry, str) for entry in self.opponents)
         self._codes = self.learners.bot_codes(self.opponents) if named else None
         entries = [e for o in self.opponents for e in (o.entries if isinstance(o, OpponentMix) else [o])]
-        self.learners.bot_codes([e for e in entries if isinstance(e, str)])  # each one plays these rules
         # Sticky: games already dealt may still seat the Python policies of the earlier opponents.
         self._any_python = getattr(self, "_any_python", False) or any(not isinstance(e, str) for e in entries)
 
