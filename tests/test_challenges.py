@@ -341,14 +341,14 @@ def test_random_play_reaches_challenges_and_every_mask_matches_the_legal_list():
     assert challenged > 20 and passes > 20
 
 
-def test_the_batched_engine_plays_the_variant_but_its_compiled_bots_refuse_it_by_name():
+def test_the_batched_engine_and_its_compiled_bots_play_the_variant():
     from quiddler_env.core.batch import BatchGame
 
-    games = BatchGame(QuiddlerConfig(challenges=True), num_games=1)  # `tests/test_batch_challenge_parity.py`
+    games = BatchGame(QuiddlerConfig(challenges=True, hand_sizes=(3, 4)), num_games=2)  # parity: test_batch_*
     games.reset(seed=0)
-    assert games.action_masks().shape == (1, A.NUM_CHALLENGE_ACTIONS)
-    with pytest.raises(ValueError, match="challenge variant"):
-        games.bot_actions(np.asarray([0]), np.asarray([0]))
+    assert games.action_masks().shape == (2, A.NUM_CHALLENGE_ACTIONS)
+    games.play_bots(np.arange(2), np.asarray([[0, 1], [1, 1]], dtype=np.int8), np.zeros(2, np.int64))
+    assert games.is_over.all()
 
 
 # -- training --------------------------------------------------------------------------------------
@@ -366,10 +366,8 @@ def _run_config(**sections):
 @pytest.mark.parametrize(
     ("sections", "message"),
     [
-        ({"train": {"vec_env": "batched"}}, "train.vec_env.*batched engine"),
+        ({"train": {"vec_env": "batched"}}, "train.vec_env.*batched vector env"),
         ({"algo": {"observation_features": "solver_v1"}}, "algo.observation_features.*vocabulary"),
-        ({"opponents": [{"spec": "search", "weight": 1.0}]}, "opponents.*other than search"),
-        ({"pretrain": {"teacher": "search"}}, "pretrain.teacher.*other than search"),
     ],
 )
 def test_a_run_config_names_what_the_variant_cannot_run_with(sections, message):
@@ -378,6 +376,12 @@ def test_a_run_config_names_what_the_variant_cannot_run_with(sections, message):
     assert _run_config().game_config().challenges
     with pytest.raises(RunConfigError, match=message):
         _run_config(**sections)
+
+
+def test_a_run_config_of_the_variant_may_train_against_and_from_search():
+    """The search bot plays the variant (its rollouts on the batched engine, which plays it too)."""
+    cfg = _run_config(opponents=[{"spec": "search:samples=4", "weight": 1.0}], pretrain={"teacher": "search"})
+    assert cfg.game_config().challenges and cfg.opponents[0].spec == "search:samples=4"
 
 
 @pytest.mark.slow
@@ -428,13 +432,10 @@ def test_when_every_seat_knows_the_referees_words_the_bots_play_the_plain_game()
         assert all(r["challenge"]["made"] == 0 for rnd in b.rounds for r in rnd["results"])
 
 
-def test_search_and_the_solver_features_refuse_the_variant_by_name():
-    import quiddler_agents
+def test_the_solver_features_refuse_the_variant_by_name():
     from quiddler_env.features import ObservationFeatures
 
-    rules = QuiddlerConfig(challenges=True)
-    with pytest.raises(ValueError, match="search does not play the challenge variant"):
-        quiddler_agents.make("search", config=rules)
+    rules = QuiddlerConfig(challenges=True)  # (search plays it: `tests/test_search.py`)
     with pytest.raises(ValueError, match="not defined for the challenge variant"):
         ObservationFeatures("solver_v1", rules)
 
