@@ -13,8 +13,12 @@ the same cards). Candidates: both draws; in the discard phase every go-out and t
 `top` discards that keep the best layout now.
 
 Final turns (someone went out: the round ends after this discard, nothing is left to
-roll out) and lay decisions (`layout: choose`) are the expert's (`quiddler_agents.expert`):
+roll out), lay decisions (`layout: choose`) and challenges are the expert's (`quiddler_agents.expert`):
 in a final turn it keeps the best hand against the layouts already laid.
+
+In the challenge variant each rollout seat plays by its own vocabulary (the rules name every seat's), the
+greedy bots challenge as greedy does, and the referee judges: so a bluffing go-out (a candidate under
+`layout: choose`) is valued with the challenges it draws.
 
 `ms` caps the time of one decision: determinizations are played in chunks of
 `CHUNK` until `samples` are done or `ms` milliseconds have passed (at least one chunk).
@@ -38,7 +42,7 @@ from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import Phase, QuiddlerGame
 from quiddler_env.core.observation import observation_layout
 
-from .base import DRAW, LAY, BaseAgent, SeatView, legal_list
+from .base import CHALLENGE, DRAW, LAY, BaseAgent, SeatView, legal_list
 from .expert import ExpertAgent
 from .params import MAX_MS, MAX_SAMPLES, MAX_TOP, Param, check_params
 
@@ -47,12 +51,6 @@ CHUNK = 8
 """Determinizations played per batch call; `ms` is checked between chunks."""
 MAX_CANDIDATES = 2 * NUM_FACES
 """Rows per determinization the rollout batch holds (every discard and go-out at most)."""
-
-
-_NO_CHALLENGES = (
-    "search does not play the challenge variant (challenges: true): its rollouts run on the batched engine, "
-    "which has no challenge phase; use expert, greedy or random there"
-)
 
 
 class SearchAgent(BaseAgent):
@@ -77,8 +75,6 @@ class SearchAgent(BaseAgent):
         top: int = 4,
     ):
         checked = check_params("search", self.PARAMS, samples=samples, ms=ms, top=top)
-        if config is not None and config.challenges:
-            raise ValueError(_NO_CHALLENGES)
         self.samples = checked["samples"]
         self.ms = checked["ms"]
         self.top = checked["top"]
@@ -101,14 +97,12 @@ class SearchAgent(BaseAgent):
 
     def act(self, observation, action_mask=None) -> int:
         obs, mask = self._prepare(observation, action_mask)
-        if self.challenges:
-            raise ValueError(_NO_CHALLENGES)
         legal = legal_list(mask)
         self.last_values = None
         if len(legal) == 1:
             return legal[0]
         seat = self.view(obs)
-        if seat.phase == LAY or seat.final_turn:
+        if seat.phase in (LAY, CHALLENGE) or seat.final_turn:
             self._expert.num_players = self.num_players
             return self._expert.act(obs, mask)
         candidates = self._candidates(seat, legal)
@@ -159,11 +153,19 @@ class SearchAgent(BaseAgent):
         return totals / done
 
     def _batch(self, hand_size: int) -> BatchGame:
-        batch = self._batches.get(hand_size)
+        key = (hand_size, self.seat if self.challenges else 0)
+        batch = self._batches.get(key)
         if batch is None:
             # The round in play as a one-round game: its end is the game's end, where the bots stop.
             rules = dataclasses.replace(self.config, num_players=self.num_players, hand_sizes=(hand_size,))
-            batch = self._batches[hand_size] = BatchGame(rules, CHUNK * MAX_CANDIDATES, solver=self.solver)
+            solver = self.solver
+            if self.challenges:
+                # Its seat is the rollouts' seat 0, the others follow in relative order, each with its vocabulary
+                # (the rules name them); the referee is the rules' dictionary, not the bot's own vocabulary.
+                n, cfg = self.num_players, self.config
+                seats = tuple(cfg.seat_vocabulary((self.seat + k) % n) for k in range(n))
+                rules, solver = dataclasses.replace(rules, vocabularies=seats), None
+            batch = self._batches[key] = BatchGame(rules, CHUNK * MAX_CANDIDATES, solver=solver)
         return batch
 
     def _greedy_seats(self, batch: BatchGame) -> np.ndarray:

@@ -282,3 +282,73 @@ def test_greedy_reads_the_go_out_faces_off_its_discard_table_exactly():
         random_moves = np.argmax(rng.random(masks.shape) * masks + masks, axis=1)
         batch.step(np.where(rng.random(live.size) < 0.5, picks, random_moves), live)
     assert checked > 500
+
+
+# -- the challenge variant -----------------------------------------------------------------------
+
+VARIANTS = {
+    "two_auto_challenges": {"vocabularies": ["referee", "enable:0.3:1"]},
+    "three_choose_challenges": {
+        "num_players": 3,
+        "layout": "choose",
+        "vocabularies": ["enable:0.3:1", "enable:0.6:4", "referee"],
+        "failed_go_out_penalty": 5,
+    },
+}
+"""The challenge variant's rule sets (over short rounds): seats of different vocabularies, bluffs with choose."""
+
+
+def _variant(name: str) -> QuiddlerConfig:
+    return QuiddlerConfig(challenges=True, hand_sizes=[3, 5, 4], **VARIANTS[name])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_compiled_greedy_plays_the_challenge_variant_as_greedy_agent(name):
+    """By its seat's vocabulary, honestly (no bluff), challenging by `BaseAgent.challenge_move`."""
+    config = _variant(name)
+    python = [make("greedy", seed=s, config=config) for s in range(MORE_SEEDS)]
+    seen = Counter()
+    for step, (batch, live, masks, greedy) in enumerate(walk(config, seed=3, games=40, go_out_chance=0.3)):
+        checked = [j for j in range(live.size) if masks[j].sum() > 1]
+        if not checked:
+            continue
+        obs = batch.observe(games=live[checked])
+        for o, j in zip(obs, checked, strict=True):
+            picks = {agent.act(o, masks[j]) for agent in python[:SEEDS]}
+            if greedy[j] not in picks:
+                picks |= {agent.act(o, masks[j]) for agent in python[SEEDS:]}
+            phase = int(batch.phase[live[j]])
+            assert greedy[j] in picks, (
+                f"{name}: game {live[j]} move {step} phase {phase}: compiled greedy picks {greedy[j]}, "
+                f"GreedyAgent {sorted(picks)} (legal {np.flatnonzero(masks[j]).tolist()})"
+            )
+            seen[phase] += 1
+            if phase == K.CHALLENGE:
+                seen["challenge" if greedy[j] >= A.CHALLENGE_BASE else "pass"] += 1
+    assert seen[K.DRAW] > 100 and seen[K.DISCARD] > 100 and seen["pass"] > 20, seen
+    if config.layout == "choose":  # (under auto its seats' words are all the referee's: it never challenges)
+        assert seen["challenge"] > 10, seen
+    assert seen[K.LAY] > (20 if config.layout == "choose" else -1), seen
+
+
+@pytest.mark.slow
+def test_compiled_random_is_uniform_over_the_challenge_variant_moves():
+    """Every legal move, lays and challenges too, about equally often; and the bots play whole games."""
+    config = _variant("three_choose_challenges")
+    wanted = {K.LAY: None, K.CHALLENGE: None, K.DISCARD: None}
+    for batch, live, masks, _ in walk(config, seed=8, games=32, go_out_chance=0.3):
+        for j in range(live.size):
+            phase = int(batch.phase[live[j]])
+            if wanted.get(phase, 0) is None and masks[j].sum() >= 3:
+                wanted[phase] = int(live[j])
+        if all(i is not None for i in wanted.values()):
+            break
+    assert all(i is not None for i in wanted.values()), wanted
+    for i in wanted.values():
+        _uniform_picks(batch, i, searched=True)
+    games = BatchGame(config, num_games=8)
+    games.reset(seed=1)
+    bots = np.tile(np.asarray([RANDOM, GREEDY, GREEDY], dtype=np.int8), (8, 1))
+    games.play_bots(np.arange(8), bots, np.zeros(8, np.int64))
+    assert games.is_over.all()

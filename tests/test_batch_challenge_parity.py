@@ -15,7 +15,7 @@ from quiddler_env.core.batch import BatchGame, StreamGenerator, game_seed
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import Phase, QuiddlerGame
 from quiddler_env.core.vocabulary import load_vocabulary
-from quiddler_env.envs.observation import encode_observation
+from quiddler_env.core.observation import encode_observation
 
 from .batch_parity import replay, state_differences
 
@@ -139,7 +139,7 @@ def test_a_loaded_game_of_the_variant_plays_on_as_the_quiddler_game():
 
 
 def test_a_round_of_challenges_reads_back_in_order():
-    """The challenge log, queue and the round's results as the single engine has them, and the bots refuse."""
+    """The challenge log and the round's results as the single engine has them."""
     config = QuiddlerConfig(**SHORT, **VARIANTS["two_choose_penalty"])
     batch = BatchGame(config, num_games=1)
     batch.reset(seeds=np.asarray([game_seed(7, 0)], dtype=np.uint64))
@@ -154,5 +154,3 @@ def test_a_round_of_challenges_reads_back_in_order():
         assert batch.game(0).challenge_log == single.challenge_log
     assert len(single.challenge_history[0]) > 1
     assert batch.round_results(0) == results and results[0].challenge is not None
-    with pytest.raises(ValueError, match="do not play the challenge variant"):
-        batch.play_bots(np.asarray([0]), np.zeros((1, 2), np.int8), np.zeros(1, np.int64))

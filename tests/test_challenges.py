@@ -341,27 +341,27 @@ def test_random_play_reaches_challenges_and_every_mask_matches_the_legal_list():
     assert challenged > 20 and passes > 20
 
 
-def test_the_batched_engine_plays_the_variant_with_its_random_bot_and_refuses_greedy_by_name():
+def test_the_batched_engine_and_its_compiled_bots_play_the_variant():
     from quiddler_env.core.batch import BatchGame
     from quiddler_env.core.batch_bots import BOT_CODES
 
     games = BatchGame(QuiddlerConfig(**VARIANT), num_games=4)  # two rounds
     games.reset(seed=0)
     assert games.action_masks().shape == (4, A.NUM_CHALLENGE_ACTIONS)
-    with pytest.raises(ValueError, match="greedy bot does not play the challenge variant"):
-        games.bot_actions(np.arange(4), np.full(4, BOT_CODES["greedy"]))
     picked = set()
-    while not games.is_over.all():  # the bot's picks, move by move
+    while not games.is_over.all():  # the bots' picks, move by move (greedy's, as GreedyAgent: test_batch_bots)
         live = np.flatnonzero(~games.is_over)
         masks = games.action_masks(live)
-        choices = games.bot_actions(live, np.full(live.size, BOT_CODES["random"]))
-        assert all(masks[j, a] for j, a in enumerate(choices))  # every pick legal
+        for bot in ("random", "greedy"):
+            choices = games.bot_actions(live, np.full(live.size, BOT_CODES[bot]))
+            assert all(masks[j, a] for j, a in enumerate(choices)), bot  # every pick legal
         picked.update(choices.tolist())
         games.step(choices, live)
-    assert A.PASS in picked and any(a >= A.CHALLENGE_BASE for a in picked)  # it challenges, by chance
+    assert A.PASS in picked
     games.reset(seed=1)
     moves = np.zeros(4, dtype=np.int64)
-    games.play_bots(np.arange(4), np.full((4, 2), BOT_CODES["random"], dtype=np.int8), moves)
+    bots = np.asarray([[0, 1], [1, 1], [1, 0], [0, 0]], dtype=np.int8)  # random 0, greedy 1
+    games.play_bots(np.arange(4), bots, moves)
     assert games.is_over.all() and games.rounds_completed.tolist() == [2] * 4  # whole games in one call
 
 
@@ -372,7 +372,7 @@ def test_the_vector_env_plays_the_variant_with_compiled_and_python_opponents(lay
 
     rules = dict(VARIANT, layout=layout, num_players=3, vocabularies=["referee", "enable:0.3:1", "enable:0.5:2"])
     runs = []
-    for opponents in ("random", UniformRandomPolicy(seed=3)):
+    for opponents in ("random", "greedy", UniformRandomPolicy(seed=3)):
         envs = QuiddlerVectorEnv(6, config=rules, opponents=opponents)
         assert envs.single_action_space.n == A.NUM_CHALLENGE_ACTIONS
         obs, infos = envs.reset(seed=11)
@@ -395,8 +395,6 @@ def test_the_vector_env_plays_the_variant_with_compiled_and_python_opponents(lay
         obs, reward, *_, infos = again.step([int(rng.choice(np.flatnonzero(m))) for m in infos["action_mask"]])
         replay.append(reward.copy())
     assert np.array_equal(np.asarray(replay), runs[0])  # the same seed, the same games
-    with pytest.raises(ValueError, match="greedy bot does not play the challenge variant"):
-        QuiddlerVectorEnv(2, config=rules, opponents="greedy")
 
 
 # -- training --------------------------------------------------------------------------------------
@@ -414,10 +412,8 @@ def _run_config(**sections):
 @pytest.mark.parametrize(
     ("sections", "message"),
     [
-        ({"train": {"vec_env": "batched"}}, "train.vec_env.*batched engine"),
+        ({"train": {"vec_env": "batched"}}, "train.vec_env.*batched vector env"),
         ({"algo": {"observation_features": "solver_v1"}}, "algo.observation_features.*vocabulary"),
-        ({"opponents": [{"spec": "search", "weight": 1.0}]}, "opponents.*other than search"),
-        ({"pretrain": {"teacher": "search"}}, "pretrain.teacher.*other than search"),
     ],
 )
 def test_a_run_config_names_what_the_variant_cannot_run_with(sections, message):
@@ -426,6 +422,12 @@ def test_a_run_config_names_what_the_variant_cannot_run_with(sections, message):
     assert _run_config().rules.challenges
     with pytest.raises(RunConfigError, match=message):
         _run_config(**sections)
+
+
+def test_a_run_config_of_the_variant_may_train_against_and_from_search():
+    """The search bot plays the variant (its rollouts on the batched engine, which plays it too)."""
+    cfg = _run_config(opponents=[{"spec": "search:samples=4", "weight": 1.0}], pretrain={"teacher": "search"})
+    assert cfg.game_config().challenges and cfg.opponents[0].spec == "search:samples=4"
 
 
 @pytest.mark.slow
@@ -476,13 +478,10 @@ def test_when_every_seat_knows_the_referees_words_the_bots_play_the_plain_game()
         assert all(r["challenge"]["made"] == 0 for rnd in b.rounds for r in rnd["results"])
 
 
-def test_search_and_the_solver_features_refuse_the_variant_by_name():
-    import quiddler_agents
+def test_the_solver_features_refuse_the_variant_by_name():
     from quiddler_env.features import ObservationFeatures
 
-    rules = QuiddlerConfig(challenges=True)
-    with pytest.raises(ValueError, match="search does not play the challenge variant"):
-        quiddler_agents.make("search", config=rules)
+    rules = QuiddlerConfig(challenges=True)  # (search plays it: `tests/test_search.py`)
     with pytest.raises(ValueError, match="not defined for the challenge variant"):
         ObservationFeatures("solver_v1", rules)
 

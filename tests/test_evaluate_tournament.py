@@ -158,6 +158,19 @@ def test_batched_games_are_pure_functions_of_their_index_too(three_way):
     assert [g.totals for g in played] != [g.totals for g in single]
 
 
+def test_the_challenge_variant_plays_batched_too():
+    """Random and greedy are compiled bots in the variant too: auto plays it batched, game by game the same."""
+    rules = QuiddlerConfig(
+        hand_sizes=(3, 4), challenges=True, layout="choose", vocabularies=["referee", "enable:0.5:2"]
+    )
+    t = Tournament(("greedy", "random"), games=4, seed=5, rules=rules)
+    played = run_tournament(t, workers=1)
+    assert run_tournament(t, workers=1, engine="batched") == played
+    assert play_batched(t, list(t.specs), [3])[0] == played[3]
+    results = [r for g in played for rnd in g.rounds for r in rnd["results"]]
+    assert all("challenge" in r for r in results) and any(r["challenge"]["made"] for r in results)
+
+
 def test_summary_figures_agree_with_the_games(three_way):
     t, played = three_way
     s = summarize(t, played)

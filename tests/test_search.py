@@ -11,6 +11,7 @@ from quiddler_agents.base import SeatView
 from quiddler_agents.params import MAX_SAMPLES
 from quiddler_agents.search import CHUNK
 from quiddler_env.core.config import QuiddlerConfig
+from quiddler_env.core.game import Phase, QuiddlerGame
 from quiddler_env.core.observation import encode_observation, observation_layout
 
 from .test_agents import random_states
@@ -76,3 +77,27 @@ def test_rollout_values_are_round_score_differences_within_the_rules_bounds():
         if seen == 10:
             return
     raise AssertionError("too few draw phases reached")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("layout", ["auto", "choose"])
+def test_search_plays_the_challenge_variant_by_each_seats_vocabulary(layout):
+    """Legal moves throughout (its rollouts on the batched engine, its challenges the expert's); its rollouts
+    seat itself first with its own vocabulary, the others after it with theirs, and the referee judges."""
+    vocabularies = ("enable:0.3:1", "referee", "enable:0.6:4")
+    config = QuiddlerConfig(num_players=3, hand_sizes=(3, 4), challenges=True, layout=layout, vocabularies=vocabularies)
+    game = QuiddlerGame(config)
+    game.reset(seed=2)
+    bots = [quiddler_agents.make("search:samples=4", seed=p, config=config) for p in range(3)]
+    rollouts = challenges = 0
+    while not game.is_over:
+        p = game.current_player
+        action = bots[p].act(encode_observation(game, p), game.legal_action_mask())
+        assert game.is_legal(action)
+        rollouts += bots[p].last_values is not None
+        challenges += game.phase == Phase.CHALLENGE
+        game.step(action)
+    assert rollouts > 5 and challenges > 0
+    batch = bots[1]._batch(3)
+    assert batch.config.vocabularies == (vocabularies[1], vocabularies[2], vocabularies[0])
+    assert batch.solver.dictionary.identity == game.solver.dictionary.identity

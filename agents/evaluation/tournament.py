@@ -171,7 +171,7 @@ def play_scheduled_game(tournament: Tournament, players: Sequence, game: Quiddle
 ENGINES = ("auto", "batched", "single")
 """Which engine plays a tournament: batched (every game at once, compiled bots), single (game by game, the
 Python bots), auto (batched when every player is a compiled bot, or, in `play_all`, a compiled bot or a
-policy with `act_batch`; single for the challenge variant, which the batched engine does not play)."""
+policy with `act_batch`; the challenge variant too)."""
 
 
 def _check_engine(engine: str) -> str:
@@ -186,7 +186,7 @@ def play_all(tournament: Tournament, players: Sequence, engine: str = "auto") ->
 
     if _check_engine(engine) == "auto":
         fits = all(compiled_code(p) != NOT_A_BOT or callable(getattr(p, "act_batch", None)) for p in players)
-        engine = "batched" if fits and not tournament.rules.challenges else "single"
+        engine = "batched" if fits else "single"
     if engine == "batched":
         return play_batched(tournament, players)
     game = QuiddlerGame(tournament.rules)
@@ -329,8 +329,7 @@ def run_tournament(
     from .batched import batchable, play_batched
 
     if _check_engine(engine) == "auto":
-        # The challenge variant is not in the batched engine.
-        engine = "batched" if batchable(tournament.specs) and not tournament.rules.challenges else "single"
+        engine = "batched" if batchable(tournament.specs) else "single"
     if engine == "batched":
         # Every game at once in this process (the compiled bots need no workers); the same for any `workers`.
         check_specs(tournament.specs)

@@ -445,26 +445,16 @@ def eval_specs(cfg: RunConfig) -> list[tuple[str, str]]:
 
 
 def _check_variant(cfg: RunConfig) -> None:
-    """What the challenge variant (`env.challenges: true`) cannot run with: the batched engine, the solver
-    features (they read the referee's words, not the seat's) and the search bot (its rollouts are batched)."""
+    """What the challenge variant (`env.challenges: true`) cannot run with: the solver features (they read the
+    referee's words, not the seat's vocabulary)."""
     if not cfg.rules.challenges:
         return
-    why = "with env.challenges: true (the batched engine does not play the challenge variant)"
-    if cfg.train.vec_env == "batched":
-        raise bad("train.vec_env", "batched", f"auto, dummy or subproc {why}")
     if cfg.algo.observation_features is not None:
         raise bad(
             "algo.observation_features",
             cfg.algo.observation_features,
             "null with env.challenges: true (the features read the referee's words, not the seat's vocabulary)",
         )
-    specs = {"opponents": [o.spec for o in cfg.opponents], "eval.opponents": [spec for _, spec in eval_specs(cfg)]}
-    if cfg.pretrain.teacher:
-        specs["pretrain.teacher"] = [cfg.pretrain.teacher]
-    for key, listed in specs.items():
-        for spec in listed:
-            if str(spec).split(":", 1)[0] == "search":
-                raise bad(key, spec, f"a bot other than search {why}")
 
 
 def _parse_env(

@@ -18,8 +18,7 @@ deals the same cards from the same seed, so any game of a batch can be replayed 
 The state arrays are documented in `batch_kernels`; the properties below name them.
 
 The challenge variant (`challenges: true`) plays too, with each seat's vocabulary, bluffs under `layout:
-choose` and the challenge phase (`tests/test_batch_challenge_parity.py`); the compiled bots (`play_bots`,
-`bot_actions`) do not play it.
+choose` and the challenge phase (`tests/test_batch_challenge_parity.py`), and so do the compiled bots.
 """
 
 from __future__ import annotations
@@ -230,7 +229,6 @@ class BatchGame:
     def play_bots(self, games: np.ndarray, bots: np.ndarray, moves: np.ndarray) -> None:
         """Move each of `games` while its current seat is a compiled bot (`bots[i, seat]`, `batch_bots` codes,
         -1 for a seat the bots do not play) and it is not over; `moves[i]` counts the moves."""
-        self._check_bots()
         BB.play_bots(
             np.ascontiguousarray(games, dtype=np.int64), bots, moves, self.cards, self.ints, self.rng, self.go,
             self.L, self.R, self.sizes, self.S, self.num_actions, self.best_memo, self.table_memo,
@@ -238,7 +236,6 @@ class BatchGame:
 
     def bot_actions(self, games: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """The move bot `codes[j]` picks in game games[j] now (nothing moves; the bot's generator advances)."""
-        self._check_bots()
         games = np.ascontiguousarray(games, dtype=np.int64)
         out = np.empty(games.shape[0], dtype=np.int64)
         BB.bot_actions(
@@ -246,13 +243,6 @@ class BatchGame:
             self.L, self.R, self.S, self.num_actions, self.best_memo, self.table_memo,
         )  # fmt: skip
         return out
-
-    def _check_bots(self) -> None:
-        if self.challenges:
-            raise ValueError(
-                "the compiled bots do not play the challenge variant (challenges: true): "
-                "play its seats with moves of your own (step)"
-            )
 
     # -- setting up ------------------------------------------------------------------
 

@@ -30,8 +30,11 @@ autoreset its next action is ignored while it resets, and a mask with a legal ac
 
 @njit(cache=True, nogil=True)
 def _auto_lay(i, cards, ints, L, R):
-    """The lay move of the automatic rule over the current player's candidates."""
+    """The lay move of the automatic rule over the current player's candidates (not its bluff: greedy lays
+    honestly, and random, which lays so without challenges, lays at random with them)."""
     nc = ints[i, K.I_CAND_N]
+    if R[K.R_CHALLENGES] and ints[i, K.I_CAND_BLUFF] >= 0 and nc > 1:
+        nc -= 1  # the bluff is the last candidate
     used = np.empty(nc, np.int64)
     longest = np.empty(nc, np.int64)
     words = np.empty(nc, np.int64)
@@ -72,7 +75,11 @@ def random_action(i, cards, ints, rng, go, L, R, S):
     search no discard, and half of them (a discard picked first) list no words either; the mask
     (`go_bits`) searches every one. Where the mask's search has run (`go`), its answers are read
     instead: they are the same, and so is the pick.
+
+    In the challenge variant it picks over the whole mask (it lays, bluffs and challenges at random).
     """
+    if R[K.R_CHALLENGES]:
+        return _uniform_legal(i, cards, ints, rng, go, L, R, S)
     ph = ints[i, K.I_PHASE]
     if ph == K.LAY:
         return _auto_lay(i, cards, ints, L, R)
@@ -118,16 +125,61 @@ def random_action(i, cards, ints, rng, go, L, R, S):
 
 
 @njit(cache=True, nogil=True)
-def _best_score(h, R, S):
-    used, _, _ = best_layout_hand(h, S[0], R[K.R_MIN_CARDS], S[1], S[2], S[3], S[4], S[5], S[6], S[7])
+def _uniform_legal(i, cards, ints, rng, go, L, R, S):
+    """A move uniform over game i's mask, from the bot generator."""
+    mask = np.zeros(K.NUM_CHALLENGE_ACTIONS, np.int8)
+    K.mask_row(i, mask, cards, ints, go, L, R, S)
+    k = K.below(rng, i, 1, mask.sum())
+    for a in range(mask.shape[0]):
+        if mask[a]:
+            if k == 0:
+                return a
+            k -= 1
+    return -1
+
+
+INVALID_PRIOR_AUTO, INVALID_PRIOR_CHOOSE = 0.05, 0.25
+"""Greedy's prior that a laid word is invalid (`quiddler_agents.base.INVALID_PRIOR`, by `layout`)."""
+
+
+@njit(cache=True, nogil=True)
+def _challenge_move(i, mask, cards, ints, L, R, S):
+    """Greedy's challenge (`BaseAgent.challenge_move`): the word its vocabulary does not know with the largest
+    positive expected gain, else pass."""
+    p = ints[i, K.I_CUR]
+    b = INVALID_PRIOR_CHOOSE if R[K.R_CHOOSE] else INVALID_PRIOR_AUTO
+    c = min(max(np.float64(np.float32(K.seat_coverage(S, p))), 0.0), 1.0)  # as its observation shows it
+    p_invalid = b / (b + (1.0 - b) * (1.0 - c))
+    T = K.seat_tables(S, p)
+    best, best_gain = K.PASS, 0.0
+    for a in range(K.CHALLENGE_BASE, mask.shape[0]):
+        if mask[a]:
+            q = (p + (a - K.CHALLENGE_BASE) // K.WORDS + 1) % R[K.R_PLAYERS]
+            key = K.word_key(i, q, (a - K.CHALLENGE_BASE) % K.WORDS, cards, ints, L, S)
+            if K.key_term(key, T[2], T[4]) >= 0:
+                continue  # a word it knows
+            points = K.key_points(key)
+            gain = p_invalid * 2 * points - (1.0 - p_invalid) * points
+            if gain > best_gain + 1e-9:
+                best, best_gain = a, gain
+    return best
+
+
+@njit(cache=True, nogil=True)
+def _best_score(h, R, S, p):
+    """The score of the best layout of h by seat p's vocabulary."""
+    T = K.seat_tables(S, p)
+    used, _, _ = best_layout_hand(h, T[0], R[K.R_MIN_CARDS], T[1], T[2], T[3], T[4], T[5], T[6], T[7])
     return 2 * np.int64(used) - K.hand_points(h)
 
 
 @njit(cache=True, nogil=True)
-def _discard_scores(h, R, S):
+def _discard_scores(h, R, S, p):
     """For each face in the hand: the score of the best layout of the hand without one of it (-1e9 if absent);
-    then, at index 31, the faces whose discard leaves a hand laid out completely (bit f: the go-out faces)."""
-    faces, used, _, _, cover = discard_table(h, S[0], R[K.R_MIN_CARDS], S[1], S[2], S[3], S[4], S[5], S[6], S[7])
+    then, at index 31, the faces whose discard leaves a hand laid out completely (bit f: the go-out faces); by
+    seat p's vocabulary."""
+    T = K.seat_tables(S, p)
+    faces, used, _, _, cover = discard_table(h, T[0], R[K.R_MIN_CARDS], T[1], T[2], T[3], T[4], T[5], T[6], T[7])
     total = K.hand_points(h)
     out = np.full(K.FACES + 1, np.int64(-(10**9)))
     bits = np.int64(0)
@@ -151,7 +203,7 @@ def _prime_greedy(i, cards, ints, go, L, R, S, table_memo):
     if ints[i, K.I_WENT_OUT] >= 0 or h.sum() <= 1:
         go[i] = 0
         return
-    go[i] = _table(h, table_memo[i], R, S)[K.FACES]
+    go[i] = _table(h, table_memo[i], R, S, ints[i, K.I_CUR])[K.FACES]
 
 
 MEMO_WIDTH = 3 + 31 + 1
@@ -177,12 +229,13 @@ def _key(h):
 
 
 @njit(cache=True, nogil=True)
-def _table(h, row, R, S):
+def _table(h, row, R, S, p):
     """`_discard_scores`, remembered in `row` for the last hand asked (taking the discard asks twice)."""
     k0, k1 = _key(h)
+    k1 |= K.seat_vocabulary(S, p) << 60  # (the hand's key leaves these bits free; seats' vocabularies differ)
     if row[2] == 1 and row[0] == k0 and row[1] == k1:
         return row[3:].copy()
-    scores = _discard_scores(h, R, S)
+    scores = _discard_scores(h, R, S, p)
     row[0] = k0
     row[1] = k1
     row[2] = 1
@@ -210,6 +263,8 @@ def greedy_action(i, mask, cards, ints, rng, L, R, S, best_memo, table_memo):
     ph = ints[i, K.I_PHASE]
     if ph == K.LAY:
         return _auto_lay(i, cards, ints, L, R)
+    if ph == K.CHALLENGE:
+        return _challenge_move(i, mask, cards, ints, L, R, S)
     p = ints[i, K.I_CUR]
     h = K.hand_of(cards, i, L, p, S)
     if ph == K.DRAW:
@@ -219,23 +274,27 @@ def greedy_action(i, mask, cards, ints, rng, L, R, S, best_memo, table_memo):
             if kept[2] == 1 and kept[0] == k0 and kept[1] == k1:
                 now = kept[3]
             else:
-                now = _best_score(h, R, S)
+                now = _best_score(h, R, S, p)
             h[cards[i, L[K.L_DISC] + ints[i, K.I_DISC_LEN] - 1]] += 1
-            scores = _table(h, table_memo[i], R, S)
+            scores = _table(h, table_memo[i], R, S, p)
             if scores[: K.FACES].max() > now:
                 return K.TAKE_DISCARD
             return K.DRAW_PILE
         return first
-    scores = _table(h, table_memo[i], R, S)
+    scores = _table(h, table_memo[i], R, S, p)
     base = K.DISCARD_BASE
+    # With bluffing the mask may go out discarding any face: greedy goes out honestly, by its table's faces.
+    honest = scores[K.FACES] if R[K.R_BLUFF] else np.int64(K.FACE_BITS)
     for f in range(K.FACES):
-        if mask[K.GO_OUT_BASE + f] and scores[f] > -(10**9):
+        if mask[K.GO_OUT_BASE + f] and scores[f] > -(10**9) and (honest >> f) & 1:
             base = K.GO_OUT_BASE  # going out beats every plain discard
             break
+    if base == K.DISCARD_BASE:
+        honest = np.int64(K.FACE_BITS)
     best = -(10**9) - 1
     ties = 0
     for f in range(K.FACES):
-        if mask[base + f] and scores[f] > -(10**9):
+        if mask[base + f] and scores[f] > -(10**9) and (honest >> f) & 1:
             if scores[f] > best:
                 best = scores[f]
                 ties = 1
@@ -243,7 +302,7 @@ def greedy_action(i, mask, cards, ints, rng, L, R, S, best_memo, table_memo):
                 ties += 1
     k = K.below(rng, i, 1, ties) if ties > 1 else 0
     for f in range(K.FACES):
-        if mask[base + f] and scores[f] == best:
+        if mask[base + f] and scores[f] == best and (honest >> f) & 1:
             if k == 0:
                 h[f] -= 1
                 k0, k1 = _key(h)

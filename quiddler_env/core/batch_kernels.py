@@ -317,6 +317,17 @@ def _term_key(S, p, term):
     return lambda S, p, term: np.int64(0)
 
 
+def seat_vocabulary(S, p):
+    """Seat p's vocabulary's index (`Vocabularies.seat`; 0 without challenges)."""
+
+
+@overload(seat_vocabulary)
+def _seat_vocabulary(S, p):
+    if len(S) > 9:
+        return lambda S, p: S[9].seat[p]
+    return lambda S, p: np.int64(0)
+
+
 def seat_coverage(S, p):
     """Seat p's vocabulary's size against the referee's (`vocabulary.coverage`; 1 without challenges)."""
 
