@@ -412,7 +412,6 @@ def _run_config(**sections):
 @pytest.mark.parametrize(
     ("sections", "message"),
     [
-        ({"train": {"vec_env": "batched"}}, "train.vec_env.*batched vector env"),
         ({"algo": {"observation_features": "solver_v1"}}, "algo.observation_features.*vocabulary"),
     ],
 )
@@ -424,10 +423,15 @@ def test_a_run_config_names_what_the_variant_cannot_run_with(sections, message):
         _run_config(**sections)
 
 
+def test_a_run_config_may_train_the_variant_on_the_batched_vector_env():
+    cfg = _run_config(train={"vec_env": "batched"})  # the vector env plays the variant (test above)
+    assert cfg.train.vec_env == "batched" and cfg.rules.challenges
+
+
 def test_a_run_config_of_the_variant_may_train_against_and_from_search():
     """The search bot plays the variant (its rollouts on the batched engine, which plays it too)."""
     cfg = _run_config(opponents=[{"spec": "search:samples=4", "weight": 1.0}], pretrain={"teacher": "search"})
-    assert cfg.game_config().challenges and cfg.opponents[0].spec == "search:samples=4"
+    assert cfg.rules.challenges and cfg.opponents[0].spec == "search:samples=4"
 
 
 @pytest.mark.slow
