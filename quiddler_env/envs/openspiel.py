@@ -252,7 +252,7 @@ class QuiddlerState(pyspiel.State):
             g.discard_counts[face] += 1
             self.events.append((-1, f"top {FACES[face]}"))
             return
-        k = g.hand_size * g.num_players - self.deal_left - 1
+        k = g.hand_size * g.num_players - self.deal_left  # cards dealt before this one
         seat = (g.dealer + 1 + k % g.num_players) % g.num_players
         g.hands[seat][face] += 1
         self.events.append((seat, f"dealt {FACES[face]}"))
