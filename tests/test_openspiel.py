@@ -250,3 +250,49 @@ def test_openspiel_ismcts_plays_the_python_game():
             assert action in state.legal_actions()
             state.apply_action(action)
     assert sum(state.returns()) == pytest.approx(0.0)
+
+
+def test_the_ismcts_spec_plays_a_tournament_through_the_evaluation_api():
+    from quiddler_agents.evaluation.schedule import Tournament
+    from quiddler_agents.evaluation.tournament import run_tournament
+
+    rules = QuiddlerConfig(hand_sizes=(3, 4))
+    tournament = Tournament(("openspiel-ismcts:simulations=8", "greedy"), games=2, seed=1, rules=rules)
+    played = run_tournament(tournament, workers=1, engine="single")
+    assert len(played) == 2
+    assert played == run_tournament(tournament, workers=1, engine="single")  # seeded: the same games again
+
+
+def test_the_ismcts_spec_declares_bounded_parameters_and_refuses_challenges():
+    from quiddler_agents.registry import make, parse_spec
+
+    assert parse_spec("openspiel-ismcts:simulations=16:uct_c=2.5:rollouts=1")[2] == {
+        "simulations": 16,
+        "uct_c": 2.5,
+        "rollouts": 1,
+    }
+    with pytest.raises(ValueError, match="simulations must be a positive integer"):
+        parse_spec("openspiel-ismcts:simulations=0")
+    with pytest.raises(ValueError, match="does not play the challenge variant"):
+        make("openspiel-ismcts", config=QuiddlerConfig(challenges=True))
+
+
+def test_the_ismcts_agent_s_position_is_what_its_seat_sees():
+    from quiddler_agents.ismcts import ISMCTSAgent
+
+    config = QuiddlerConfig(num_players=3, hand_sizes=(5,))
+    reference = QuiddlerGame(config)
+    reference.reset(seed=4)
+    rng = np.random.default_rng(0)
+    for _ in range(9):
+        reference.step(int(rng.choice(reference.legal_actions())))
+    seat = reference.current_player
+    agent = ISMCTSAgent(seed=0, config=config, simulations=4)
+    obs = encode_observation(reference, seat)
+    agent._prepare(obs, reference.legal_action_mask())
+    state = agent.position(agent.view(obs), agent._turns(obs))
+    # Seat 0 of the position is the agent's: it sees there what it sees at the table.
+    np.testing.assert_array_equal(state.observation_tensor(0), obs)
+    assert state.legal_actions() == reference.legal_actions()
+    action = agent.act(obs, reference.legal_action_mask())
+    assert action in reference.legal_actions()
