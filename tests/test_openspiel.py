@@ -296,3 +296,26 @@ def test_the_ismcts_agent_s_position_is_what_its_seat_sees():
     assert state.legal_actions() == reference.legal_actions()
     action = agent.act(obs, reference.legal_action_mask())
     assert action in reference.legal_actions()
+
+
+def test_the_tensors_from_python_match_openspiel_s_observers():
+    from open_spiel.python.observation import make_observation
+
+    game = load(3, rounds=2, first_hand_size=4)
+    observation = make_observation(game)
+    recall = make_observation(game, pyspiel.IIGObservationType(perfect_recall=True))
+    state = game.new_initial_state()
+    rng = np.random.default_rng(5)
+    steps = 0
+    while not state.is_terminal() and steps < 80:
+        random_step(state, rng)
+        steps += 1
+        for player in range(3):
+            observation.set_from(state, player)
+            recall.set_from(state, player)
+            np.testing.assert_array_equal(state.observation_tensor(player), observation.tensor)
+            np.testing.assert_array_equal(state.information_state_tensor(player), recall.tensor)
+            assert state.information_state_string(player) == recall.string_from(state, player)
+            assert state.observation_string(player) == observation.string_from(state, player)
+    with pytest.raises(ValueError, match="no seat 3"):
+        state.observation_tensor(3)
