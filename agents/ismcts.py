@@ -57,10 +57,10 @@ class ISMCTSAgent(BaseAgent):
         uct_c: float = 10.0,
         rollouts: int = 0,
     ):
-        require("openspiel", what="the openspiel-ismcts agent")
         checked = check_params(self.name, self.PARAMS, simulations=simulations, uct_c=uct_c, rollouts=rollouts)
         if config is not None and config.challenges:
             raise ValueError(_NO_CHALLENGES)
+        require("openspiel", what="the openspiel-ismcts agent")
         self.simulations = checked["simulations"]
         self.uct_c = checked["uct_c"]
         self.rollouts = checked["rollouts"]

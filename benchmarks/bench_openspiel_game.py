@@ -26,14 +26,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import pyspiel  # noqa: E402
-
 import quiddler_env  # noqa: E402
-from quiddler_env.envs import openspiel  # noqa: E402
 
 
 def openspiel_rate(seconds: float, players: int, seed: int) -> tuple[float, int]:
     """Agent steps per second of random play through `python_quiddler`, and the games played."""
+    import pyspiel
+
+    from quiddler_env.envs import openspiel  # registers python_quiddler (a one-line error without the extra)
+
     game = pyspiel.load_game(openspiel.SHORT_NAME, {"players": players})
     rng = np.random.default_rng(seed)
     steps = games = 0
