@@ -54,7 +54,7 @@ class ISMCTSAgent(BaseAgent):
         config: QuiddlerConfig | None = None,
         *,
         simulations: int = DEFAULT_SIMULATIONS,
-        uct_c: float = 10.0,
+        uct_c: float = 2.0,
         rollouts: int = 0,
     ):
         checked = check_params(self.name, self.PARAMS, simulations=simulations, uct_c=uct_c, rollouts=rollouts)
