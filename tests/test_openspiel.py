@@ -319,3 +319,14 @@ def test_the_tensors_from_python_match_openspiel_s_observers():
             assert state.observation_string(player) == observation.string_from(state, player)
     with pytest.raises(ValueError, match="no seat 3"):
         state.observation_tensor(3)
+
+
+def test_an_observer_of_another_kind_is_refused_rather_than_shown_a_seat_s_cards():
+    from open_spiel.python.observation import make_observation
+
+    game = load(2)
+    public = pyspiel.IIGObservationType(
+        perfect_recall=False, public_info=True, private_info=pyspiel.PrivateInfoType.NONE
+    )
+    with pytest.raises(ValueError, match="one seat's view only"):
+        make_observation(game, public)

@@ -180,6 +180,13 @@ class QuiddlerOpenSpielGame(pyspiel.Game):
     def make_py_observer(self, iig_obs_type=None, params=None) -> QuiddlerObserver:
         if params:
             raise ValueError(f"python_quiddler's observer takes no parameters, got {params}")
+        if iig_obs_type is not None and (
+            not iig_obs_type.public_info or iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER
+        ):
+            raise ValueError(
+                "python_quiddler observes one seat's view only (public_info=True, private_info=SINGLE_PLAYER), "
+                f"not {iig_obs_type}"
+            )
         perfect_recall = bool(iig_obs_type is not None and iig_obs_type.perfect_recall)
         return QuiddlerObserver(self, perfect_recall)
 
