@@ -330,3 +330,26 @@ def test_an_observer_of_another_kind_is_refused_rather_than_shown_a_seat_s_cards
     )
     with pytest.raises(ValueError, match="one seat's view only"):
         make_observation(game, public)
+
+
+@pytest.mark.slow
+def test_the_base_install_never_imports_pyspiel_and_a_missing_extra_is_one_line():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import quiddler_env, quiddler_agents.registry, quiddler_agents.ismcts\n"
+        "assert 'pyspiel' not in sys.modules, 'imported pyspiel'\n"
+        "sys.modules['pyspiel'] = None  # as if the extra were not installed\n"
+        "for attempt in (lambda: __import__('quiddler_env.envs.openspiel'),\n"
+        "                lambda: quiddler_agents.registry.make('openspiel-ismcts')):\n"
+        "    try:\n"
+        "        attempt()\n"
+        "    except ImportError as err:\n"
+        "        print(err)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) == 2 and all("openspiel extra" in line and "pyspiel" in line for line in lines), lines
