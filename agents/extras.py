@@ -27,7 +27,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "eval": ("matplotlib", "openskill", "tqdm"),
     "train": ("torch", "stable_baselines3", "sb3_contrib", "tensorboard", "tqdm", "matplotlib"),
     "rllib": ("ray", "torch", "tensorboard", "tqdm", "matplotlib"),
-    "openspiel": ("pyspiel",),
+    "openspiel": ("open_spiel",),
 }
 """The top-level modules each extra's features import (what `require(extra)` checks by default)."""
 _CHECKOUT = Path(__file__).resolve().parent.parent

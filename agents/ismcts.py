@@ -60,7 +60,7 @@ class ISMCTSAgent(BaseAgent):
         checked = check_params(self.name, self.PARAMS, simulations=simulations, uct_c=uct_c, rollouts=rollouts)
         if config is not None and config.challenges:
             raise ValueError(_NO_CHALLENGES)
-        require("openspiel", what="the openspiel-ismcts agent")
+        require("openspiel", "pyspiel", what="the openspiel-ismcts agent")
         self.simulations = checked["simulations"]
         self.uct_c = checked["uct_c"]
         self.rollouts = checked["rollouts"]
