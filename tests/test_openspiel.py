@@ -250,6 +250,12 @@ def test_openspiel_ismcts_plays_the_python_game():
             assert action in state.legal_actions()
             state.apply_action(action)
     assert sum(state.returns()) == pytest.approx(0.0)
+    # Without a resampler of its own the bot calls the state's resample_from_infostate with OpenSpiel's sampler.
+    state = game.new_initial_state()
+    while state.is_chance_node():
+        random_step(state, rng)
+    plain = ismcts.ISMCTSBot(game, evaluator, 2.0, 10, random_state=np.random.RandomState(1))
+    assert plain.step(state) in state.legal_actions()
 
 
 def test_the_ismcts_spec_plays_a_tournament_through_the_evaluation_api():
