@@ -12,7 +12,7 @@ this round minus their mean.
 Leaf values: with `rollouts=0` (the default) a new node is valued by every seat's
 best layout of the hand it holds now (the round scored as if it ended there); with
 `rollouts=k`, by OpenSpiel's `RandomRolloutEvaluator`: k random playouts of the
-round. Final turns (someone went out) and lay decisions (`layout: choose`) are the
+round; with `greedy=true`, by one playout of the round with greedy in every seat. Final turns (someone went out) and lay decisions (`layout: choose`) are the
 expert's, as in `search`. The challenge variant is refused.
 """
 
@@ -22,12 +22,13 @@ import numpy as np
 
 from quiddler_env.core.cards import NUM_FACES
 from quiddler_env.core.config import MAX_TURN_CAP, QuiddlerConfig
-from quiddler_env.core.observation import observation_layout
+from quiddler_env.core.observation import encode_observation, observation_layout
 
 from .base import DISCARD, DRAW, BaseAgent, SeatView, legal_list
 from .expert import ExpertAgent
 from .extras import require
 from .params import MAX_SAMPLES, Param, check_params
+from .simple import GreedyAgent
 
 DEFAULT_SIMULATIONS = 64
 MAX_UCT_C = 1000.0
@@ -45,6 +46,7 @@ class ISMCTSAgent(BaseAgent):
         "simulations": Param(int, 1, MAX_SAMPLES),
         "uct_c": Param(float, 0, MAX_UCT_C, "points: values are in points"),
         "rollouts": Param(int, 0, MAX_ROLLOUTS, "0: value a leaf by the hands' best layouts"),
+        "greedy": Param(bool),
     }
     """The spec's parameters (`openspiel-ismcts:simulations=128:uct_c=5`) and their bounds."""
 
@@ -56,16 +58,23 @@ class ISMCTSAgent(BaseAgent):
         simulations: int = DEFAULT_SIMULATIONS,
         uct_c: float = 2.0,
         rollouts: int = 0,
+        greedy: bool = False,
     ):
-        checked = check_params(self.name, self.PARAMS, simulations=simulations, uct_c=uct_c, rollouts=rollouts)
+        checked = check_params(
+            self.name, self.PARAMS, simulations=simulations, uct_c=uct_c, rollouts=rollouts, greedy=greedy
+        )
         if config is not None and config.challenges:
             raise ValueError(_NO_CHALLENGES)
         require("openspiel", "pyspiel", what="the openspiel-ismcts agent")
         self.simulations = checked["simulations"]
         self.uct_c = checked["uct_c"]
         self.rollouts = checked["rollouts"]
+        self.greedy = checked["greedy"]
+        if self.greedy and self.rollouts:
+            raise ValueError("openspiel-ismcts: choose random rollouts or greedy playouts, not both")
         self._games: dict[tuple[int, int], object] = {}
         self._expert = ExpertAgent(seed, config)
+        self._greedy = GreedyAgent(seed, config)
         super().__init__(seed, config)
 
     def reset(self, seed: int | None = None) -> None:
@@ -73,6 +82,7 @@ class ISMCTSAgent(BaseAgent):
         expert = getattr(self, "_expert", None)
         if expert is not None:  # its own stream, derived from the same seed
             expert.reset(None if seed is None else [int(seed), 1])
+            self._greedy.reset(None if seed is None else [int(seed), 2])
 
     def act(self, observation, action_mask=None) -> int:
         obs, mask = self._prepare(observation, action_mask)
@@ -85,6 +95,7 @@ class ISMCTSAgent(BaseAgent):
         if seat.phase not in (DRAW, DISCARD) or seat.final_turn:
             self._expert.num_players = self.num_players
             return self._expert.act(obs, mask)
+        self._greedy.num_players = self.num_players
         state = self.position(seat, self._turns(obs))
         action = int(self._bot(state).step(state))
         return action if action in legal else legal[0]
@@ -155,6 +166,8 @@ class ISMCTSAgent(BaseAgent):
         random_state = np.random.RandomState(int(self.rng.integers(2**31)))
         if self.rollouts:
             evaluator = mcts.RandomRolloutEvaluator(self.rollouts, random_state)
+        elif self.greedy:
+            evaluator = GreedyPlayoutEvaluator(self._greedy, self.rng)
         else:
             evaluator = LayoutEvaluator()
         bot = ismcts.ISMCTSBot(game, evaluator, self.uct_c, self.simulations, random_state=random_state)
@@ -188,3 +201,25 @@ class LayoutEvaluator:
             return state.chance_outcomes()
         legal = state.legal_actions()
         return [(a, 1.0 / len(legal)) for a in legal]
+
+
+class GreedyPlayoutEvaluator:
+    """An IS-MCTS evaluator: one playout of the rest of the round with greedy in every seat (each acting on its
+    own seat's observation), chance drawn from `rng`; uniform priors."""
+
+    def __init__(self, greedy: GreedyAgent, rng: np.random.Generator):
+        self.greedy, self.rng = greedy, rng
+
+    def evaluate(self, state) -> np.ndarray:
+        state = state.clone()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes, probs = zip(*state.chance_outcomes(), strict=True)
+                state.apply_action(outcomes[int(self.rng.choice(len(outcomes), p=probs))])
+                continue
+            g = state.rules
+            state.apply_action(self.greedy.act(encode_observation(g, g.current_player), g.legal_action_mask()))
+        return np.asarray(state.returns())
+
+    def prior(self, state) -> list[tuple[int, float]]:
+        return LayoutEvaluator.prior(self, state)

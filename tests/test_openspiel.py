@@ -263,9 +263,10 @@ def test_the_ismcts_spec_plays_a_tournament_through_the_evaluation_api():
     from quiddler_agents.evaluation.tournament import run_tournament
 
     rules = QuiddlerConfig(hand_sizes=(3, 4))
-    tournament = Tournament(("openspiel-ismcts:simulations=8", "greedy"), games=2, seed=1, rules=rules)
+    specs = ("openspiel-ismcts:simulations=8", "openspiel-ismcts:simulations=8:greedy=true", "greedy")
+    tournament = Tournament(specs, games=3, seed=1, rules=rules, table_size=3)
     played = run_tournament(tournament, workers=1, engine="single")
-    assert len(played) == 2
+    assert len(played) == 3
     assert played == run_tournament(tournament, workers=1, engine="single")  # seeded: the same games again
 
 
@@ -281,6 +282,9 @@ def test_the_ismcts_spec_declares_bounded_parameters_and_refuses_challenges():
         parse_spec("openspiel-ismcts:simulations=0")
     with pytest.raises(ValueError, match="does not play the challenge variant"):
         make("openspiel-ismcts", config=QuiddlerConfig(challenges=True))
+    assert parse_spec("openspiel-ismcts:greedy=true")[2] == {"greedy": True}
+    with pytest.raises(ValueError, match="not both"):
+        make("openspiel-ismcts:greedy=true:rollouts=2")
 
 
 def test_the_ismcts_agent_s_position_is_what_its_seat_sees():
