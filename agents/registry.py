@@ -77,7 +77,8 @@ REGISTRY: dict[str, AgentSpec] = {
         {
             **ISMCTSAgent.PARAMS,
         },
-        f"OpenSpiel's IS-MCTS over the rest of the round (simulations={ISMCTS_SIMULATIONS}; the openspiel extra)",
+        f"OpenSpiel's IS-MCTS over the rest of the round, greedy playouts at the leaves (simulations={ISMCTS_SIMULATIONS}; "
+        "the openspiel extra)",
         ISMCTSAgent,
     ),
     "human": AgentSpec("human", {}, "a person at the terminal", HumanAgent),

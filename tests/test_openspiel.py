@@ -263,7 +263,7 @@ def test_the_ismcts_spec_plays_a_tournament_through_the_evaluation_api():
     from quiddler_agents.evaluation.tournament import run_tournament
 
     rules = QuiddlerConfig(hand_sizes=(3, 4))
-    specs = ("openspiel-ismcts:simulations=8", "openspiel-ismcts:simulations=8:greedy=true", "greedy")
+    specs = ("openspiel-ismcts:simulations=8", "openspiel-ismcts:simulations=8:greedy=false", "greedy")
     tournament = Tournament(specs, games=3, seed=1, rules=rules, table_size=3)
     played = run_tournament(tournament, workers=1, engine="single")
     assert len(played) == 3
@@ -273,18 +273,19 @@ def test_the_ismcts_spec_plays_a_tournament_through_the_evaluation_api():
 def test_the_ismcts_spec_declares_bounded_parameters_and_refuses_challenges():
     from quiddler_agents.registry import make, parse_spec
 
-    assert parse_spec("openspiel-ismcts:simulations=16:uct_c=2.5:rollouts=1")[2] == {
+    assert parse_spec("openspiel-ismcts:simulations=16:uct_c=2.5:rollouts=1:greedy=false")[2] == {
         "simulations": 16,
         "uct_c": 2.5,
         "rollouts": 1,
+        "greedy": False,
     }
     with pytest.raises(ValueError, match="simulations must be a positive integer"):
         parse_spec("openspiel-ismcts:simulations=0")
     with pytest.raises(ValueError, match="does not play the challenge variant"):
         make("openspiel-ismcts", config=QuiddlerConfig(challenges=True))
-    assert parse_spec("openspiel-ismcts:greedy=true")[2] == {"greedy": True}
-    with pytest.raises(ValueError, match="not both"):
-        make("openspiel-ismcts:greedy=true:rollouts=2")
+    with pytest.raises(ValueError, match="add greedy=false"):
+        make("openspiel-ismcts:rollouts=2")
+    assert make("openspiel-ismcts:rollouts=2:greedy=false").rollouts == 2
 
 
 def test_the_ismcts_agent_s_position_is_what_its_seat_sees():
@@ -297,7 +298,7 @@ def test_the_ismcts_agent_s_position_is_what_its_seat_sees():
     for _ in range(9):
         reference.step(int(rng.choice(reference.legal_actions())))
     seat = reference.current_player
-    agent = ISMCTSAgent(seed=0, config=config, simulations=4)
+    agent = ISMCTSAgent(seed=0, config=config, simulations=4, greedy=False)
     obs = encode_observation(reference, seat)
     agent._prepare(obs, reference.legal_action_mask())
     state = agent.position(agent.view(obs), agent._turns(obs))
