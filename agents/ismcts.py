@@ -9,11 +9,11 @@ game's resampler, which uses only what the seat knows, from the agent's own
 generator. The game is one round (`rounds=1`), so a move is worth the totals after
 this round minus their mean.
 
-Leaf values: with `greedy=true` (the default) a new node is valued by one playout
-of the rest of the round with greedy in every seat; with `greedy=false`, by every
-seat's best layout of the hand it holds now (the round scored as if it ended there,
-`rollouts=0`) or by OpenSpiel's `RandomRolloutEvaluator` (`rollouts=k`: k random
-playouts of the round). Final turns (someone went out) and lay decisions (`layout: choose`) are the
+Leaf values: by default a new node is valued by one playout of the rest of the round
+with greedy in every seat; with `rollouts=k`, by OpenSpiel's `RandomRolloutEvaluator`
+(k random playouts of the round) instead; with `greedy=false` and no rollouts, by
+every seat's best layout of the hand it holds now (the round scored as if it ended
+there). Final turns (someone went out) and lay decisions (`layout: choose`) are the
 expert's, as in `search`. The challenge variant is refused.
 """
 
@@ -46,7 +46,7 @@ class ISMCTSAgent(BaseAgent):
     PARAMS = {
         "simulations": Param(int, 1, MAX_SAMPLES),
         "uct_c": Param(float, 0, MAX_UCT_C, "points: values are in points"),
-        "rollouts": Param(int, 0, MAX_ROLLOUTS, "with greedy=false; 0: value a leaf by the hands' best layouts"),
+        "rollouts": Param(int, 0, MAX_ROLLOUTS, "random playouts a leaf, instead of the greedy one; 0: none"),
         "greedy": Param(bool),
     }
     """The spec's parameters (`openspiel-ismcts:simulations=128:uct_c=5`) and their bounds."""
@@ -71,10 +71,6 @@ class ISMCTSAgent(BaseAgent):
         self.uct_c = checked["uct_c"]
         self.rollouts = checked["rollouts"]
         self.greedy = checked["greedy"]
-        if self.greedy and self.rollouts:
-            raise ValueError(
-                "openspiel-ismcts: random rollouts replace the greedy playouts: add greedy=false, not both"
-            )
         self._games: dict[tuple[int, int], object] = {}
         self._expert = ExpertAgent(seed, config)
         self._greedy = GreedyAgent(seed, config)

@@ -283,9 +283,8 @@ def test_the_ismcts_spec_declares_bounded_parameters_and_refuses_challenges():
         parse_spec("openspiel-ismcts:simulations=0")
     with pytest.raises(ValueError, match="does not play the challenge variant"):
         make("openspiel-ismcts", config=QuiddlerConfig(challenges=True))
-    with pytest.raises(ValueError, match="add greedy=false"):
-        make("openspiel-ismcts:rollouts=2")
-    assert make("openspiel-ismcts:rollouts=2:greedy=false").rollouts == 2
+    agent = make("openspiel-ismcts:rollouts=2")
+    assert agent.rollouts == 2 and agent.greedy  # random rollouts replace the greedy playout
 
 
 def test_the_ismcts_agent_s_position_is_what_its_seat_sees():
