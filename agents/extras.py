@@ -8,6 +8,7 @@ The base install (`pip install quiddler-env`) holds the rules, the envs and the 
 | `eval` | evaluate.py's plots, ratings and progress bar (without it: skipped, with a line) | matplotlib, openskill, tqdm |
 | `train` | train.py (backend sb3) and playing trained policies (`policy:`, `zoo:`); the eval extra too | torch, stable-baselines3, sb3-contrib, tensorboard |
 | `rllib` | train.py with `backend: rllib`; the train extra too | ray[rllib] |
+| `openspiel` | the OpenSpiel game `python_quiddler` and the `openspiel-ismcts` agent | open_spiel |
 
 A command that meets a missing extra stops with `require`'s one line, e.g.
 `train.py: error: training needs the train extra: pip install "quiddler-env[train]" (missing: torch)`
@@ -26,6 +27,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "eval": ("matplotlib", "openskill", "tqdm"),
     "train": ("torch", "stable_baselines3", "sb3_contrib", "tensorboard", "tqdm", "matplotlib"),
     "rllib": ("ray", "torch", "tensorboard", "tqdm", "matplotlib"),
+    "openspiel": ("open_spiel",),
 }
 """The top-level modules each extra's features import (what `require(extra)` checks by default)."""
 _CHECKOUT = Path(__file__).resolve().parent.parent

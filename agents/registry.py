@@ -1,4 +1,5 @@
-"""Build agents from spec strings: `random`, `greedy`, `expert`, `expert:samples=64`, `search`, `human`, `policy:PATH`.
+"""Build agents from spec strings: `random`, `greedy`, `expert`, `expert:samples=64`, `search`, `openspiel-ismcts`,
+`human`, `policy:PATH`.
 
 A spec is a name, then optional `key=value` parameters after colons (or commas):
 `expert:samples=64:top=3`, `policy:runs/a/model.zip:deterministic=false`. For
@@ -18,6 +19,8 @@ from . import params
 from .base import BaseAgent, table_rules
 from .expert import DEFAULT_SAMPLES, ExpertAgent
 from .human import HumanAgent
+from .ismcts import DEFAULT_SIMULATIONS as ISMCTS_SIMULATIONS
+from .ismcts import ISMCTSAgent
 from .params import Param
 from .search import DEFAULT_SAMPLES as SEARCH_SAMPLES
 from .search import SearchAgent
@@ -68,6 +71,15 @@ REGISTRY: dict[str, AgentSpec] = {
         },
         f"determinized rollouts of the round with greedy in every seat (samples={SEARCH_SAMPLES}; ms caps a decision)",
         SearchAgent,
+    ),
+    "openspiel-ismcts": AgentSpec(
+        "openspiel-ismcts",
+        {
+            **ISMCTSAgent.PARAMS,
+        },
+        f"OpenSpiel's IS-MCTS over the rest of the round, greedy playouts at the leaves (simulations={ISMCTS_SIMULATIONS}; "
+        "the openspiel extra)",
+        ISMCTSAgent,
     ),
     "human": AgentSpec("human", {}, "a person at the terminal", HumanAgent),
     "policy": AgentSpec(

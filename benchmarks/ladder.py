@@ -4,8 +4,9 @@
                                 [--players SPEC ...] [--table-size 2]
 
 Plays one `evaluate.py` tournament (so the same schedule, duplicate deals, intervals and
-files as any evaluation): the players are `random`, `greedy`, `expert`, `search` and every
-`zoo:` entry trained for the table size (`quiddler_agents.zoo`), or `--players`; with more players
+files as any evaluation): the players are `random`, `greedy`, `expert`, `search`, OpenSpiel's
+IS-MCTS (`openspiel-ismcts`, when the openspiel extra is installed) and every `zoo:` entry trained
+for the table size (`quiddler_agents.zoo`), or `--players`; with more players
 than seats every matchup of `--table-size` players is played, each deal in every seat
 rotation. Prints the head-to-head table (win rates with intervals, paired score
 differences) and the OpenSkill ratings from the tournament's report (`OUT/report.md`
@@ -26,8 +27,9 @@ sys.path.insert(0, str(ROOT))
 
 import evaluate  # noqa: E402
 from quiddler_agents import zoo  # noqa: E402
+from quiddler_agents.extras import missing  # noqa: E402
 
-BOTS = ("random", "greedy", "expert", "search")
+BOTS = ("random", "greedy", "expert", "search") + (() if missing("pyspiel") else ("openspiel-ismcts",))
 
 
 def zoo_players(table_size: int) -> list[str]:
