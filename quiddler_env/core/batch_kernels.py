@@ -281,7 +281,8 @@ def hand_points(h):
 # Without challenges S is the referee's tables and the scratch space; with them it has one more entry, a
 # `batch.Vocabularies` (each vocabulary's tables and term keys, each seat's vocabulary, the referee's). The
 # functions below pick by S's type when the kernels are compiled: without challenges they are the referee's
-# tables, and the kernels the same as before the variant.
+# tables, and the kernels the same as before the variant. (Not `inline="always"`: so inlined, numba 0.68
+# picked another vocabulary's tables than the index asked for, in a test of `go_out_face_bits_in`.)
 
 
 def seat_tables(S, p):
@@ -363,6 +364,7 @@ def key_term(key, node_pack, node_term):
 
 @njit(cache=True, nogil=True, inline="always")
 def key_points(key):
+    """A word's card points, from its key."""
     total = 0
     while key:
         total += _POINTS[_KEY_ORDER[(key & 31) - 1]]
@@ -372,6 +374,7 @@ def key_points(key):
 
 @njit(cache=True, nogil=True, inline="always")
 def key_letters(key):
+    """A word's letters, from its key."""
     total = 0
     while key:
         total += _LETTERS[_KEY_ORDER[(key & 31) - 1]]
