@@ -654,7 +654,9 @@ def _challenge_losses(i, p, cards, ints, L, R, S):
     return lost
 
 
-@njit(cache=True, nogil=True)
+# _nrt=True stated (as on `_lay_next` below): the next round's deal needs it, and the challenge phase's kernels,
+# compiled with _nrt=False, call this one.
+@njit(cache=True, nogil=True, _nrt=True)
 def _end_round(i, cards, ints, rng, go, L, R, sizes, S):
     n = R[R_PLAYERS]
     bv = R[R_BONUS_VALUE]
@@ -722,7 +724,7 @@ def _can_challenge(i, p, cards, ints, L, R):
     return False
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=True)  # (it may end the round: `_end_round`)
 def _challenge_next(i, cards, ints, rng, go, L, R, sizes, S):
     """The next challenger with something to challenge, or the round's end (`QuiddlerGame._challenge_next`)."""
     n = R[R_PLAYERS]
@@ -736,7 +738,7 @@ def _challenge_next(i, cards, ints, rng, go, L, R, sizes, S):
     ints[i, I_PHASE] = CHALLENGE
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=True)
 def _start_challenges(i, cards, ints, rng, go, L, R, sizes, S):
     """Everyone has laid: each player challenges in seat order from the one after the player who went out (after
     a turn cap, from the round's first player)."""
