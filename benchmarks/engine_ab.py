@@ -14,7 +14,7 @@ of the run's own (a warm cache could hold stale copies of the kernels a kernel c
 file; see the comment below the imports), so the first minute or two is compiling. Prints each
 side's microseconds per learner step (a learner step: moves / players), the best and the median of
 the rounds, and the median of the per-round ratios, and whether both trees played the same games
-(the final state arrays of the warm-up deal). `--go-out HANDS` also times the learner's mask search
+(the final state of the warm-up deal, by name: `SAME_STATE`). `--go-out HANDS` also times the learner's mask search
 alone (`solver_kernel.go_out_face_bits_in`: which discards of a hand after a draw go out) on HANDS
 random dealt hands of each size, 4 to 11 cards, the two trees alternately, the best of 5 passes each,
 and checks that both answer the same. `--vector STEPS` also times each tree's vector env (`Quiddler-v0`'s
@@ -63,6 +63,20 @@ def export_base(rev: str, into: Path) -> None:
         raise SystemExit(f"engine_ab: cannot export quiddler_env at {rev!r}: {archive.stderr.decode().strip()}")
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
     (into / "quiddler_env").rename(into / BASE_NAME)
+
+
+SAME_STATE = (
+    lambda g: g.hands(),
+    lambda g: g.totals,
+    lambda g: g.round_scores,
+    lambda g: g.bonuses,
+    lambda g: g.laid_figures,
+    lambda g: g.rng,
+    lambda g: g.reshuffles,
+    lambda g: g.rounds_completed,
+    lambda g: g.draw_pile_size,
+)
+"""What two trees' games must agree on to be the same games (`BatchGame`'s named state)."""
 
 
 def us_per_learner_step(games, bots: np.ndarray, deals: int) -> float:
@@ -176,9 +190,10 @@ def main(argv: list[str] | None = None) -> int:
             bots = np.full((args.games, games.num_players), codes["random"], dtype=np.int64)
             us_per_learner_step(games, bots, 1)  # compiles (each side its own numba cache) and warms up
             sides[label] = (games, bots, [])
-        # The warm-up played the same deals to their ends: the same games leave the same state arrays.
+        # The warm-up played the same deals to their ends: the same games leave the same state, compared by name
+        # (the rows' layout may differ between the trees: a field added moves the others).
         (base_games, _, _), (games, _, _) = sides.values()
-        same = np.array_equal(base_games.cards, games.cards) and np.array_equal(base_games.ints, games.ints)
+        same = all(np.array_equal(state(base_games), state(games)) for state in SAME_STATE)
         for r in range(args.rounds):
             # Each round in the other order (ABBA...): whichever plays first in a round is favoured or not.
             for games, bots, times in list(sides.values())[:: 1 if r % 2 == 0 else -1]:

@@ -154,3 +154,26 @@ def test_a_round_of_challenges_reads_back_in_order():
         assert batch.game(0).challenge_log == single.challenge_log
     assert len(single.challenge_history[0]) > 1
     assert batch.round_results(0) == results and results[0].challenge is not None
+
+
+@pytest.mark.slow
+def test_the_vector_env_plays_the_variant_as_the_reference_encodes_it():
+    """The vector env builds its games on `BatchGame`, so it plays the variant now: each learner's observation
+    and mask are the reference's (`encode_observation` of the game as a `QuiddlerGame`), opponents greedy."""
+    from quiddler_env.envs.vector_env import QuiddlerVectorEnv
+
+    config = QuiddlerConfig(**SHORT, **VARIANTS["three_choose_one_card_words"])
+    env = QuiddlerVectorEnv(num_envs=4, config=config, opponents="greedy")
+    obs, _ = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    checked = set()
+    for _ in range(200):
+        masks = env.action_masks()
+        for i in np.flatnonzero(~env.games.is_over).tolist():
+            game, seat = env.games.game(i), int(env.seats[i])
+            assert game.current_player == seat
+            assert np.array_equal(encode_observation(game, seat), obs[i])
+            assert np.array_equal(game.legal_action_mask().astype(bool), masks[i].astype(bool))
+            checked.add(int(game.phase))
+        obs, *_ = env.step(np.asarray([rng.choice(np.flatnonzero(m)) for m in masks]))
+    assert checked >= {Phase.DRAW, Phase.DISCARD, Phase.LAY, Phase.CHALLENGE}

@@ -281,7 +281,8 @@ def hand_points(h):
 # Without challenges S is the referee's tables and the scratch space; with them it has one more entry, a
 # `batch.Vocabularies` (each vocabulary's tables and term keys, each seat's vocabulary, the referee's). The
 # functions below pick by S's type when the kernels are compiled: without challenges they are the referee's
-# tables, and the kernels the same as before the variant.
+# tables, and the kernels the same as before the variant. (Not `inline="always"`: so inlined, numba 0.68
+# picked another vocabulary's tables than the index asked for, in a test of `go_out_face_bits_in`.)
 
 
 def seat_tables(S, p):
@@ -363,6 +364,7 @@ def key_term(key, node_pack, node_term):
 
 @njit(cache=True, nogil=True, inline="always")
 def key_points(key):
+    """A word's card points, from its key."""
     total = 0
     while key:
         total += _POINTS[_KEY_ORDER[(key & 31) - 1]]
@@ -372,6 +374,7 @@ def key_points(key):
 
 @njit(cache=True, nogil=True, inline="always")
 def key_letters(key):
+    """A word's letters, from its key."""
     total = 0
     while key:
         total += _LETTERS[_KEY_ORDER[(key & 31) - 1]]
@@ -651,7 +654,9 @@ def _challenge_losses(i, p, cards, ints, L, R, S):
     return lost
 
 
-@njit(cache=True, nogil=True)
+# _nrt=True stated (as on `_lay_next` below): the next round's deal needs it, and the challenge phase's kernels,
+# compiled with _nrt=False, call this one.
+@njit(cache=True, nogil=True, _nrt=True)
 def _end_round(i, cards, ints, rng, go, L, R, sizes, S):
     n = R[R_PLAYERS]
     bv = R[R_BONUS_VALUE]
@@ -719,7 +724,7 @@ def _can_challenge(i, p, cards, ints, L, R):
     return False
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=True)  # (it may end the round: `_end_round`)
 def _challenge_next(i, cards, ints, rng, go, L, R, sizes, S):
     """The next challenger with something to challenge, or the round's end (`QuiddlerGame._challenge_next`)."""
     n = R[R_PLAYERS]
@@ -733,7 +738,7 @@ def _challenge_next(i, cards, ints, rng, go, L, R, sizes, S):
     ints[i, I_PHASE] = CHALLENGE
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=True)
 def _start_challenges(i, cards, ints, rng, go, L, R, sizes, S):
     """Everyone has laid: each player challenges in seat order from the one after the player who went out (after
     a turn cap, from the round's first player)."""
