@@ -168,7 +168,7 @@ def _challenge_move(i, mask, cards, ints, L, R, S):
 @njit(cache=True, nogil=True)
 def _best_score(h, R, S, p):
     """The score of the best layout of h by seat p's vocabulary."""
-    T = K.seat_tables(S, p)
+    T = K.own_tables(S, R, p)
     used, _, _ = best_layout_hand(h, T[0], R[K.R_MIN_CARDS], T[1], T[2], T[3], T[4], T[5], T[6], T[7])
     return 2 * np.int64(used) - K.hand_points(h)
 
@@ -178,7 +178,7 @@ def _discard_scores(h, R, S, p):
     """For each face in the hand: the score of the best layout of the hand without one of it (-1e9 if absent);
     then, at index 31, the faces whose discard leaves a hand laid out completely (bit f: the go-out faces); by
     seat p's vocabulary."""
-    T = K.seat_tables(S, p)
+    T = K.own_tables(S, R, p)
     faces, used, _, _, cover = discard_table(h, T[0], R[K.R_MIN_CARDS], T[1], T[2], T[3], T[4], T[5], T[6], T[7])
     total = K.hand_points(h)
     out = np.full(K.FACES + 1, np.int64(-(10**9)))

@@ -296,6 +296,16 @@ def _seat_tables(S, p):
     return lambda S, p: (S[0], S[1], S[2], S[3], S[4], S[5], S[6], S[7])
 
 
+@njit(cache=True, nogil=True, inline="always")
+def own_tables(S, R, p):
+    """`seat_tables(S, p)`, called only with challenges: without them S's own first 8 entries, read in place.
+    (`seat_tables` is a call, not inlined (above); on the plain game's hot paths, the go-out search of every
+    learner mask and the lay fronts, that call cost the vector env 18% (`benchmarks/engine_ab.py --vector`).)"""
+    if R[R_CHALLENGES]:
+        return seat_tables(S, p)
+    return (S[0], S[1], S[2], S[3], S[4], S[5], S[6], S[7])
+
+
 def referee_tables(S):
     """The referee's tables, as S's first 8 entries."""
 
@@ -556,7 +566,7 @@ def _front(h, full_only, R, S, q):
             if R[R_BONUSES] & b:
                 slack += bv if bv > 0 else -bv
     by_longest = bv == 0 or (bv > 0 and not R[R_BONUSES] & BONUS_MOST_WORDS)
-    T = seat_tables(S, q)
+    T = own_tables(S, R, q)
     return layout_front_hand_in(
         h, T[0], R[R_MIN_CARDS], full_only, T[1], T[2], T[3], T[4], T[5], T[6], T[7], _POINTS, slack, by_longest, S[8]
     )
@@ -941,7 +951,7 @@ def _go_bits(i, p, cards, ints, L, R, S):
     h = hand_of(cards, i, L, p, S)
     if not may_go_out(i, h, ints):
         return np.int64(0)
-    T = seat_tables(S, p)  # by the player's own vocabulary
+    T = own_tables(S, R, p)  # by the player's own vocabulary
     return go_out_face_bits_in(h, T[0], R[R_MIN_CARDS], T[1], T[2], T[3], T[4], T[7], False, S[8]) & FACE_BITS
 
 
