@@ -138,3 +138,49 @@ def test_given_deals_are_checked_and_played_by_both_engines(tmp_path):
 
 def test_v1_is_the_only_declared_benchmark_and_names_its_file():
     assert sorted(BENCHMARKS) == ["v1"] and BENCHMARKS["v1"].deal_file.name == "v1.json.gz"
+
+
+def test_the_command_writes_the_card_and_refuses_bad_input(tmp_path, monkeypatch, capsys):
+    from quiddler_agents.cli.evaluate import main
+    from quiddler_agents.evaluation import benchmark
+
+    monkeypatch.setitem(benchmark.BENCHMARKS, "v1", tiny(tmp_path))
+    cards = []
+    for run in ("a", "b"):
+        assert (
+            main(["--benchmark", "v1", "greedy", "--games-per-pairing", "2", "--out", str(tmp_path / run), "--quiet"])
+            == 0
+        )
+        cards.append(json.loads((tmp_path / run / "card.json").read_text()))
+        assert (tmp_path / run / "card.md").read_text().startswith("# Benchmark tiny: `greedy`")
+    assert without_timing(cards[0]) == without_timing(cards[1])
+    assert cards[0]["stamp"]["games_per_pairing"] == {"2": 2, "4": 4} and cards[0]["stamp"]["full"] is False
+    capsys.readouterr()
+    for argv, message in (
+        (["--benchmark", "v9", "greedy"], "unknown benchmark 'v9'; known: v1"),
+        (["--benchmark", "v1", "nobody", "--out", str(tmp_path / "c")], "nobody"),
+        (["--benchmark", "v1", "greedy", "--games-per-pairing", "0"], "games per pairing must be a positive integer"),
+        (["--benchmark", "v1", "greedy", "--players", "random"], "drop --players"),
+        (["--players", "random", "greedy", "--games-per-pairing", "2"], "goes with --benchmark"),
+    ):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
+    assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.slow
+def test_the_console_command_runs_the_shipped_v1_twice_alike(tmp_path):
+    import subprocess
+    import sys
+
+    cards = []
+    for run in ("a", "b"):
+        out = tmp_path / run
+        argv = [sys.executable, "-m", "quiddler_agents.cli.evaluate", "--benchmark", "v1", "random"]
+        argv += ["--games-per-pairing", "2", "--out", str(out), "--quiet"]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        cards.append(json.loads((out / "card.json").read_text()))
+    assert without_timing(cards[0]) == without_timing(cards[1])
+    assert cards[0]["stamp"]["deal_file"]["sha256"] == get_protocol("v1").deal_sha256
