@@ -57,6 +57,11 @@ def test_the_shipped_v1_deal_file_matches_its_declared_hash():
     assert set(v1.pool) == {2, 4} and "zoo:champion-2p" in v1.pool[2] and "zoo:table-4p" in v1.pool[4]
 
 
+def test_the_shipped_v1_deal_file_is_the_scripts_output():
+    """benchmarks/make_deals.py --seed 20261205 --deals 2=200 4=100 writes exactly the shipped bytes."""
+    assert deal_file_bytes(20261205, {2: 200, 4: 100}) == get_protocol("v1").deal_file.read_bytes()
+
+
 def test_deal_file_bytes_are_reproducible():
     assert deal_file_bytes(3, {2: 2}) == deal_file_bytes(3, {2: 2})
     assert deal_file_bytes(3, {2: 2}) != deal_file_bytes(4, {2: 2})
