@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from quiddler_agents.evaluation.benchmark import deal_file_bytes
-from quiddler_env.core.files import sha256_file, write_atomic
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout's `agents`, from any folder
+
+from quiddler_agents.evaluation.benchmark import deal_file_bytes  # noqa: E402
+from quiddler_env.core.files import sha256_file, write_atomic  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
