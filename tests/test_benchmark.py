@@ -62,6 +62,16 @@ def test_the_shipped_v1_deal_file_is_the_scripts_output():
     assert deal_file_bytes(20261205, {2: 200, 4: 100}) == get_protocol("v1").deal_file.read_bytes()
 
 
+def test_the_deal_files_ship_in_the_wheel():
+    import fnmatch
+    from pathlib import Path
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["quiddler_agents.evaluation"]
+    assert any(fnmatch.fnmatch("deals/v1.json.gz", p) for p in patterns)
+
+
 def test_deal_file_bytes_are_reproducible():
     assert deal_file_bytes(3, {2: 2}) == deal_file_bytes(3, {2: 2})
     assert deal_file_bytes(3, {2: 2}) != deal_file_bytes(4, {2: 2})
