@@ -13,6 +13,7 @@ from quiddler_agents.evaluation.benchmark import (
     BenchmarkError,
     Protocol,
     body_sha256,
+    candidate_tables,
     deal_file_bytes,
     get_protocol,
     load_deals,
@@ -151,6 +152,17 @@ def test_given_deals_are_checked_and_played_by_both_engines(tmp_path):
     assert tournament.cards(1)[1][0] == list(deals[1][1][0])
 
 
+def test_a_card_of_some_tables_says_so(tmp_path):
+    protocol = tiny(tmp_path)
+    card = run_benchmark(protocol, "greedy", tables=[2])
+    assert list(card["tables"]) == ["2"] and list(card["stamp"]["rules"]) == ["2"]
+    assert card["stamp"]["full"] is False and card["stamp"]["protocol_games_per_pairing"] == {"2": 6, "4": 8}
+    assert card["tables"]["2"] == run_benchmark(protocol, "greedy")["tables"]["2"]
+    # A policy trained for two players sits at the table of 2 only, unless told otherwise.
+    assert candidate_tables(get_protocol("v1"), "zoo:champion-2p") == (2,)
+    assert candidate_tables(get_protocol("v1"), "greedy") == (2, 4)
+
+
 def test_v1_is_the_only_declared_benchmark_and_names_its_file():
     assert sorted(BENCHMARKS) == ["v1"] and BENCHMARKS["v1"].deal_file.name == "v1.json.gz"
 
@@ -176,7 +188,8 @@ def test_the_command_writes_the_card_and_refuses_bad_input(tmp_path, monkeypatch
         (["--benchmark", "v1", "nobody", "--out", str(tmp_path / "c")], "nobody"),
         (["--benchmark", "v1", "greedy", "--games-per-pairing", "0"], "games per pairing must be a positive integer"),
         (["--benchmark", "v1", "greedy", "--players", "random"], "drop --players"),
-        (["--players", "random", "greedy", "--games-per-pairing", "2"], "goes with --benchmark"),
+        (["--players", "random", "greedy", "--games-per-pairing", "2"], "go with --benchmark"),
+        (["--benchmark", "v1", "greedy", "--tables", "3"], "benchmark tiny has tables of (2, 4), not 3"),
     ):
         assert main(argv) == 2
         err = capsys.readouterr().err

@@ -183,6 +183,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="K",
         help="with --benchmark: a smaller run of about K games per opponent (whole rotations); the card says so",
     )
+    bench.add_argument(
+        "--tables",
+        type=int,
+        nargs="+",
+        metavar="T",
+        help="with --benchmark: only these of its table sizes (default: a policy's trained table, else all)",
+    )
     replay = p.add_argument_group("replay")
     replay.add_argument("--replay", type=Path, metavar="FILE", help="print a game from a games.jsonl file and exit")
     replay.add_argument("--game", type=int, default=0, help="which game to replay (its index; default 0)")
@@ -429,7 +436,9 @@ def benchmark(args: argparse.Namespace) -> int:
             print(f"{PROG}: benchmark {name}: {spec} at a table of {table} against {opponent}", file=sys.stderr)
 
     try:
-        card = run_benchmark(protocol, spec, games_per_pairing=args.games_per_pairing, progress=progress)
+        card = run_benchmark(
+            protocol, spec, games_per_pairing=args.games_per_pairing, progress=progress, tables=args.tables
+        )
     except ValueError as exc:  # a bad spec, a changed deal file, a bad K: one line
         raise BadInput(_one_line(exc)) from None
     paths = write_card(card, out)
@@ -466,8 +475,8 @@ def main(argv: list[str] | None = None) -> int:
                 return replay(args)
             if args.benchmark is not None:
                 return benchmark(args)
-            if args.games_per_pairing is not None:
-                raise BadInput("--games-per-pairing goes with --benchmark NAME SPEC")
+            if args.games_per_pairing is not None or args.tables is not None:
+                raise BadInput("--games-per-pairing and --tables go with --benchmark NAME SPEC")
             return run(args)
         except (BadInput, MissingExtra) as exc:
             print(f"{PROG}: error: {exc}", file=sys.stderr)

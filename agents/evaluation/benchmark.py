@@ -230,15 +230,19 @@ def _ratings(protocol: Protocol, table: int, results: Sequence[tuple[str, Sequen
 
 
 def stamp(protocol: Protocol, candidate: str, games_per_pairing: Mapping[int, int]) -> dict[str, Any]:
-    """What makes the card's figures what they are: env, rules, dictionary, deals, pool, packages."""
+    """What makes the card's figures what they are: env, rules, dictionary, deals, pool, packages.
+
+    `games_per_pairing` by table size names the tables played; `full` says they are all the protocol's,
+    at its number of games."""
+    tables = tuple(sorted(games_per_pairing))
     from quiddler_env import ENV_VERSION
     from quiddler_env.core.files import sha256_file
 
     from ..provenance import dictionary_identity, package_versions
 
     versions = package_versions()
-    rules = {str(t): {**protocol.rules.to_dict(), "num_players": t} for t in protocol.tables}
-    full = all(games_per_pairing[t] == protocol.deals[t] * t for t in protocol.tables)
+    rules = {str(t): {**protocol.rules.to_dict(), "num_players": t} for t in tables}
+    full = tables == protocol.tables and all(games_per_pairing[t] == protocol.deals[t] * t for t in tables)
     return {
         "benchmark": protocol.name,
         "candidate": candidate,
@@ -246,8 +250,9 @@ def stamp(protocol: Protocol, candidate: str, games_per_pairing: Mapping[int, in
         "rules": rules,
         "dictionary": dictionary_identity(protocol.rules.dictionary),
         "deal_file": {"name": Path(protocol.deal_file).name, "sha256": sha256_file(protocol.deal_file)},
-        "pool": {str(t): list(protocol.pool[t]) for t in protocol.tables},
-        "games_per_pairing": {str(t): games_per_pairing[t] for t in protocol.tables},
+        "pool": {str(t): list(protocol.pool[t]) for t in tables},
+        "games_per_pairing": {str(t): games_per_pairing[t] for t in tables},
+        "protocol_games_per_pairing": {str(t): protocol.deals[t] * t for t in protocol.tables},
         "full": full,
         "seed": protocol.seed,
         "move_limit_s": protocol.move_limit_s,
@@ -261,20 +266,36 @@ def body_sha256(card: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+def candidate_tables(protocol: Protocol, candidate: str) -> tuple[int, ...]:
+    """The protocol's tables a candidate can sit at: a policy's trained table when it is one of them, else all."""
+    from .tournament import policy_table_size
+
+    trained = policy_table_size([candidate])
+    return (trained,) if trained in protocol.tables else protocol.tables
+
+
 def run_benchmark(
     protocol: Protocol,
     candidate: str,
     games_per_pairing: int | None = None,
     progress=None,
+    tables: Sequence[int] | None = None,
 ) -> dict[str, Any]:
     """Play the protocol with `candidate` and return its score card (JSON-ready).
 
-    `games_per_pairing` plays fewer games (the first deals of the file, in whole rotations); the card's
-    stamp then says `full: false`. `progress(table, opponent)` is called before each pairing.
+    `games_per_pairing` plays fewer games (the first deals of the file, in whole rotations), `tables` some
+    of the protocol's table sizes (None: the table a `policy:`/`zoo:` candidate was trained for, when it
+    is one of them, else all); the card's stamp then says `full: false`. `progress(table, opponent)` is
+    called before each pairing.
     """
+    tables = candidate_tables(protocol, candidate) if tables is None else tuple(sorted(set(tables)))
+    unknown = [t for t in tables if t not in protocol.tables]
+    if unknown or not tables:
+        shown = ", ".join(map(str, unknown)) or "none"
+        raise BenchmarkError(f"benchmark {protocol.name} has tables of {protocol.tables}, not {shown}")
     stacked_by_table = load_deals(protocol.deal_file, protocol.deal_sha256)
     deals_of: dict[int, int] = {}
-    for t in protocol.tables:
+    for t in tables:
         full = protocol.deals[t]
         if games_per_pairing is not None:
             if not isinstance(games_per_pairing, int) or isinstance(games_per_pairing, bool) or games_per_pairing < 1:
@@ -286,11 +307,11 @@ def run_benchmark(
     card: dict[str, Any] = {
         "schema": CARD_SCHEMA,
         "schema_version": CARD_VERSION,
-        "stamp": stamp(protocol, candidate, {t: deals_of[t] * t for t in protocol.tables}),
+        "stamp": stamp(protocol, candidate, {t: deals_of[t] * t for t in tables}),
         "tables": {},
     }
     timing: dict[str, Any] = {}
-    for t in protocol.tables:
+    for t in tables:
         results = []
         opponents = {}
         times: list[float] = []
@@ -336,17 +357,14 @@ def render_markdown(card: Mapping[str, Any]) -> str:
     lines = [
         f"# Benchmark {s['benchmark']}: `{s['candidate']}`",
         "",
-        (
-            "Full protocol."
-            if s["full"]
-            else "**Reduced run** (fewer games per pairing than the protocol): not a v1 figure."
-        )
+        ("Full protocol." if s["full"] else "**Reduced run** (fewer tables or games per pairing than the protocol's).")
         + f" Card sha256 (without timing) `{card['body_sha256'][:16]}`.",
         "",
     ]
     for t, table in card["tables"].items():
         lines += [
-            f"## {t} players ({s['games_per_pairing'][t]} games per pairing)",
+            f"## {t} players ({s['games_per_pairing'][t]} games per pairing; the protocol plays "
+            f"{s['protocol_games_per_pairing'][t]})",
             "",
             "| opponent | games | wins | ties | losses | win rate % [95%] | paired difference [95%] |",
             "|---|---|---|---|---|---|---|",
