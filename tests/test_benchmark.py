@@ -17,6 +17,7 @@ from quiddler_agents.evaluation.benchmark import (
     deal_file_bytes,
     get_protocol,
     load_deals,
+    pairing,
     render_markdown,
     run_benchmark,
     with_changes,
@@ -161,6 +162,9 @@ def test_a_card_of_some_tables_says_so(tmp_path):
     # A policy trained for two players sits at the table of 2 only, unless told otherwise.
     assert candidate_tables(get_protocol("v1"), "zoo:champion-2p") == (2,)
     assert candidate_tables(get_protocol("v1"), "greedy") == (2, 4)
+    stacked = load_deals(protocol.deal_file, protocol.deal_sha256)[4]
+    table = pairing(protocol, "greedy", "random", 4, 1, stacked, trusted=True)
+    assert table.specs == ("greedy", "random", "random", "random") and table.trusted and table.total_games == 4
 
 
 def test_v1_is_the_only_declared_benchmark_and_names_its_file():

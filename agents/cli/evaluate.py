@@ -437,7 +437,12 @@ def benchmark(args: argparse.Namespace) -> int:
 
     try:
         card = run_benchmark(
-            protocol, spec, games_per_pairing=args.games_per_pairing, progress=progress, tables=args.tables
+            protocol,
+            spec,
+            games_per_pairing=args.games_per_pairing,
+            progress=progress,
+            tables=args.tables,
+            trusted=bool(args.trust_models),
         )
     except ValueError as exc:  # a bad spec, a changed deal file, a bad K: one line
         raise BadInput(_one_line(exc)) from None

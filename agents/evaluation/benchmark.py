@@ -161,8 +161,11 @@ class _Timed:
         return getattr(self.agent, name)
 
 
-def pairing(protocol: Protocol, candidate: str, opponent: str, table: int, deals: int, stacked: tuple) -> Tournament:
-    """The tournament of one pairing: the candidate and table - 1 copies of the opponent, `deals` deals."""
+def pairing(
+    protocol: Protocol, candidate: str, opponent: str, table: int, deals: int, stacked: tuple, trusted: bool = False
+) -> Tournament:
+    """The tournament of one pairing: the candidate and table - 1 copies of the opponent, `deals` deals
+    (`trusted`: a `policy:` candidate may unpickle its model.zip)."""
     return Tournament(
         (candidate, *[opponent] * (table - 1)),
         games=deals * table,
@@ -170,6 +173,7 @@ def pairing(protocol: Protocol, candidate: str, opponent: str, table: int, deals
         table_size=table,
         rules=protocol.rules,
         stacked=stacked[:deals],
+        trusted=trusted,
     )
 
 
@@ -280,13 +284,14 @@ def run_benchmark(
     games_per_pairing: int | None = None,
     progress=None,
     tables: Sequence[int] | None = None,
+    trusted: bool = False,
 ) -> dict[str, Any]:
     """Play the protocol with `candidate` and return its score card (JSON-ready).
 
     `games_per_pairing` plays fewer games (the first deals of the file, in whole rotations), `tables` some
     of the protocol's table sizes (None: the table a `policy:`/`zoo:` candidate was trained for, when it
     is one of them, else all); the card's stamp then says `full: false`. `progress(table, opponent)` is
-    called before each pairing.
+    called before each pairing. `trusted` lets a `policy:` candidate unpickle its model.zip.
     """
     tables = candidate_tables(protocol, candidate) if tables is None else tuple(sorted(set(tables)))
     unknown = [t for t in tables if t not in protocol.tables]
@@ -319,7 +324,7 @@ def run_benchmark(
             if progress:
                 progress(t, opponent)
             try:
-                tournament = pairing(protocol, candidate, opponent, t, deals_of[t], stacked_by_table[t])
+                tournament = pairing(protocol, candidate, opponent, t, deals_of[t], stacked_by_table[t], trusted)
             except TournamentError as exc:
                 raise BenchmarkError(str(exc)) from None
             played, timed = play_pairing(tournament)
