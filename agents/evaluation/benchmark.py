@@ -177,7 +177,7 @@ def pairing(
     )
 
 
-def play_pairing(tournament: Tournament, timed: _Timed | None = None) -> tuple[list[PlayedGame], _Timed]:
+def play_pairing(tournament: Tournament) -> tuple[list[PlayedGame], _Timed]:
     """Every game of one pairing, game by game in this process, the candidate's decisions timed."""
     from .tournament import build_players, play_all
 
@@ -215,7 +215,7 @@ def candidate_figures(played: Sequence[PlayedGame], confidence: float = DEFAULT_
     }
 
 
-def _ratings(protocol: Protocol, table: int, results: Sequence[tuple[str, Sequence[PlayedGame]]]) -> dict | None:
+def _ratings(table: int, results: Sequence[tuple[str, Sequence[PlayedGame]]]) -> dict | None:
     """OpenSkill ratings at one table size over every pairing's games, in pool order (None without openskill)."""
     from ..extras import missing
     from .stats import openskill_ratings
@@ -331,7 +331,7 @@ def run_benchmark(
             results.append((opponent, played))
             opponents[opponent] = candidate_figures(played)
             times.extend(timed.times)
-        card["tables"][str(t)] = {"opponents": opponents, "ratings": _ratings(protocol, t, results)}
+        card["tables"][str(t)] = {"opponents": opponents, "ratings": _ratings(t, results)}
         arr = np.asarray(times) if times else np.zeros(1)
         timing[str(t)] = {
             "decisions": len(times),
