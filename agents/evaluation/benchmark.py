@@ -178,10 +178,17 @@ def pairing(
 
 
 def play_pairing(tournament: Tournament) -> tuple[list[PlayedGame], _Timed]:
-    """Every game of one pairing, game by game in this process, the candidate's decisions timed."""
-    from .tournament import build_players, play_all
+    """Every game of one pairing, game by game in this process, the candidate's decisions timed.
+
+    Game 0 is played once untimed first, so compiling (numba, torch) is not counted against the time
+    limit; every game resets the players' generators, so the warm-up changes no result.
+    """
+    from quiddler_env.core.game import QuiddlerGame
+
+    from .tournament import build_players, play_all, play_scheduled_game
 
     players = build_players(tournament)
+    play_scheduled_game(tournament, players, QuiddlerGame(tournament.rules), 0)
     timed = _Timed(players[0])
     players[0] = timed
     return play_all(tournament, players, engine="single"), timed
