@@ -3,6 +3,7 @@
     python evaluate.py --players expert greedy policy:runs/x/model.zip --games 1000 --seed 0 --out results/x
     python evaluate.py --config configs/eval/default.yaml --games 200   # command-line values override the file
     python evaluate.py --replay results/x/games.jsonl --game 3           # needs a run with --save-games
+    python evaluate.py --benchmark v1 greedy --out results/bench-greedy  # the versioned benchmark's score card
 
 Players are agent specs (`--list-agents`); seats rotate, and with duplicate deals
 (default) every deal is replayed with the seats rotated so each player gets every
@@ -168,6 +169,27 @@ def build_parser() -> argparse.ArgumentParser:
     rules = p.add_argument_group("rules (QuiddlerConfig; defaults: the rule book's)")
     for option in RULE_OPTIONS:
         add_rule_option(rules, option)
+    bench = p.add_argument_group("benchmark (docs/evaluation.md, Benchmark v1)")
+    bench.add_argument(
+        "--benchmark",
+        nargs=2,
+        metavar=("NAME", "SPEC"),
+        help="play the versioned benchmark NAME (v1) with agent SPEC; writes card.json and card.md into --out "
+        "(default results/benchmark-NAME)",
+    )
+    bench.add_argument(
+        "--games-per-pairing",
+        type=int,
+        metavar="K",
+        help="with --benchmark: a smaller run of about K games per opponent (whole rotations); the card says so",
+    )
+    bench.add_argument(
+        "--tables",
+        type=int,
+        nargs="+",
+        metavar="T",
+        help="with --benchmark: only these of its table sizes (default: a policy's trained table, else all)",
+    )
     replay = p.add_argument_group("replay")
     replay.add_argument("--replay", type=Path, metavar="FILE", help="print a game from a games.jsonl file and exit")
     replay.add_argument("--game", type=int, default=0, help="which game to replay (its index; default 0)")
@@ -387,6 +409,50 @@ def print_summary(summary: dict[str, Any]) -> None:
             )
 
 
+def benchmark(args: argparse.Namespace) -> int:
+    """Play a versioned benchmark and write its score card (card.json, card.md) into --out."""
+    from ..evaluation.benchmark import BenchmarkError, get_protocol, render_markdown, run_benchmark, write_card
+
+    name, spec = args.benchmark
+    clashing = [flag for flag, value in (("--players", args.players), ("--config", args.config)) if value is not None]
+    if clashing:
+        raise BadInput(f"--benchmark fixes the players and rules; drop {', '.join(clashing)}")
+    try:
+        protocol = get_protocol(name)
+    except BenchmarkError as exc:
+        raise BadInput(str(exc)) from None
+    from ..evaluation.tournament import check_specs
+    from ..registry import parse_spec
+
+    try:  # the spec's name and options, before any game
+        parse_spec(spec)
+        check_specs([spec])
+    except ValueError as exc:
+        raise BadInput(_one_line(exc)) from None
+    out = Path(args.out or f"results/benchmark-{name}")
+
+    def progress(table: int, opponent: str) -> None:
+        if not args.quiet:
+            print(f"{PROG}: benchmark {name}: {spec} at a table of {table} against {opponent}", file=sys.stderr)
+
+    try:
+        card = run_benchmark(
+            protocol,
+            spec,
+            games_per_pairing=args.games_per_pairing,
+            progress=progress,
+            tables=args.tables,
+            trusted=bool(args.trust_models),
+        )
+    except ValueError as exc:  # a bad spec, a changed deal file, a bad K: one line
+        raise BadInput(_one_line(exc)) from None
+    paths = write_card(card, out)
+    if not args.quiet:
+        print(render_markdown(card))
+        print(f"wrote {paths[0]} and {paths[1]}")
+    return 0
+
+
 def replay(args: argparse.Namespace) -> int:
     from ..evaluation.replay import ReplayError, read_game, replay_game
 
@@ -412,6 +478,10 @@ def main(argv: list[str] | None = None) -> int:
                 return 0
             if args.replay is not None:
                 return replay(args)
+            if args.benchmark is not None:
+                return benchmark(args)
+            if args.games_per_pairing is not None or args.tables is not None:
+                raise BadInput("--games-per-pairing and --tables go with --benchmark NAME SPEC")
             return run(args)
         except (BadInput, MissingExtra) as exc:
             print(f"{PROG}: error: {exc}", file=sys.stderr)

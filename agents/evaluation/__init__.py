@@ -13,6 +13,7 @@
 - `summary`: the figures per player and per pair from the played games.
 - `report`: results.json, games.csv, report.md, PNG plots, games.jsonl; a run written into its folder whole.
 - `replay`: print a saved game turn by turn.
+- `benchmark`: the versioned benchmark (`BENCHMARKS`), its shipped deal files (`deals/`) and score card.
 """
 
 from .replay import ReplayError, read_game, replay_game

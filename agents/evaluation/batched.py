@@ -4,7 +4,7 @@
 compiled bots), and the training evaluations (`play_all`) when the bots are: the
 learner, or any other agent, is called once per move for all the games waiting on it
 (`act_batch` where it has it). The games are those of the single-engine path: the same
-schedule, seats, stacked decks and reshuffle generator (`deal_cards`), move for move
+schedule, seats, stacked decks and reshuffle generator (`Tournament.cards`), move for move
 (`tests/test_batch_parity.py`); the compiled bots draw their ties from a generator seeded
 per game (`agent_seed`), so their tie-breaks, and with them the games, differ from
 the Python bots'. Each game's round results (words, unused cards, bonuses) are rebuilt by
@@ -22,7 +22,7 @@ from quiddler_env.core.batch import BatchGame
 from quiddler_env.core.batch_bots import BOT_CODES, NOT_A_BOT
 from quiddler_env.core.game import QuiddlerGame
 
-from .schedule import PlayedGame, Tournament, agent_seed, deal_cards, deal_seed, round_record
+from .schedule import PlayedGame, Tournament, agent_seed, round_record
 
 
 def compiled_code(player: Any) -> int:
@@ -56,11 +56,9 @@ def play_batched(
     total = len(indices)
     codes = [compiled_code(p) for p in players]
     slots = [tournament.slot(g) for g in indices]
-    seeds = np.asarray([deal_seed(tournament.seed, s.deal) for s in slots], dtype=np.uint64)
-    decks_of = {}
-    for s, seed in zip(slots, seeds.tolist(), strict=True):
-        if s.deal not in decks_of:
-            decks_of[s.deal] = deal_cards(seed, rules.num_rounds)[0]
+    cards = {d: tournament.cards(d)[:2] for d in sorted({s.deal for s in slots})}
+    seeds = np.asarray([cards[s.deal][0] for s in slots], dtype=np.uint64)
+    decks_of = {d: decks for d, (_, decks) in cards.items()}
     decks = np.asarray([decks_of[s.deal] for s in slots], dtype=np.int8)
     batch = BatchGame(rules, total)
     batch.reset(seeds=seeds, decks=decks)
@@ -106,7 +104,7 @@ def _python_moves(agent: Any, batch: BatchGame, games: np.ndarray) -> np.ndarray
 
 def _rebuild(tournament: Tournament, game: QuiddlerGame, j: int, slot, seed: int, moves, batch) -> PlayedGame:
     """Batch row j's record: its moves replayed in the single engine for the round results."""
-    decks, reshuffles = deal_cards(seed, tournament.rules.num_rounds)
+    _, decks, reshuffles = tournament.cards(slot.deal)
     game.reset(rng=reshuffles, decks=decks)
     rounds: list[dict] = []
     for _, action in moves:

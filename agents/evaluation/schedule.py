@@ -86,6 +86,9 @@ class Tournament:
     """Rule options; its `num_players` is replaced by the table size."""
     trusted: bool = False
     """Let `policy:` specs unpickle `model.zip` (only for files you trust)."""
+    stacked: tuple[tuple[int, tuple[tuple[int, ...], ...]], ...] | None = None
+    """Given deals (a benchmark's deal file): per deal, its reshuffle seed and every round's deck (faces, top
+    first); deal d plays `stacked[d]` instead of the cards of `deal_seed(seed, d)`. None: the seed's deals."""
 
     def __post_init__(self) -> None:
         specs = tuple(self.specs)
@@ -126,6 +129,19 @@ class Tournament:
             except ValueError as exc:
                 raise TournamentError(f"rules for a table of {table}: {exc}") from None
             object.__setattr__(self, "rules", rules)
+        if self.stacked is not None:
+            stacked = tuple(
+                (int(seed), tuple(tuple(int(c) for c in deck) for deck in decks)) for seed, decks in self.stacked
+            )
+            object.__setattr__(self, "stacked", stacked)
+            if len(stacked) < self.deals:
+                raise TournamentError(f"{self.deals} deals to play, but only {len(stacked)} given")
+            rounds = self.rules.num_rounds
+            short = next((d for d, (_, decks) in enumerate(stacked) if len(decks) < rounds), None)
+            if short is not None:
+                raise TournamentError(
+                    f"given deal {short} has {len(stacked[short][1])} decks, the rules play {rounds} rounds"
+                )
 
     # -- the schedule ---------------------------------------------------------------------
 
@@ -164,8 +180,17 @@ class Tournament:
         seats = tuple(chosen[(s + rotation) % t] for s in range(t))
         return Slot(game, block if self.duplicate else game, rotation, index, seats)
 
+    def cards(self, deal: int) -> tuple[int, list[list[int]], StreamGenerator]:
+        """Deal `deal`'s seed, stacked decks (one per round) and reshuffle generator: given, or from the seed."""
+        if self.stacked is None:
+            seed = deal_seed(self.seed, deal)
+            return (seed, *deal_cards(seed, self.rules.num_rounds))
+        seed, decks = self.stacked[deal]
+        return seed, [list(d) for d in decks[: self.rules.num_rounds]], StreamGenerator(seed)
+
     def to_dict(self) -> dict:
-        """The resolved tournament, JSON-ready."""
+        """The resolved tournament, JSON-ready (`given_deals`: how many deals were given, when they were)."""
+        extra = {} if self.stacked is None else {"given_deals": len(self.stacked)}
         return {
             "players": list(self.specs),
             "labels": self.labels,
@@ -177,6 +202,7 @@ class Tournament:
             "seed": self.seed,
             "trusted": self.trusted,
             "rules": self.rules.to_dict(),
+            **extra,
         }
 
 

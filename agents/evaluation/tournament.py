@@ -136,8 +136,7 @@ def build_players(tournament: Tournament) -> list:
 def play_scheduled_game(tournament: Tournament, players: Sequence, game: QuiddlerGame, index: int) -> PlayedGame:
     """Play game `index` of the schedule with the given agents (one per pool player) on `game`."""
     slot = tournament.slot(index)
-    seed = deal_seed(tournament.seed, slot.deal)
-    decks, rng = deal_cards(seed, tournament.rules.num_rounds)
+    seed, decks, rng = tournament.cards(slot.deal)
     for p in set(slot.seats):
         players[p].reset(agent_seed(tournament.seed, index, p))
     game.reset(rng=rng, decks=decks)
