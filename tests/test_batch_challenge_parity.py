@@ -14,8 +14,8 @@ from quiddler_env.core import actions as A
 from quiddler_env.core.batch import BatchGame, StreamGenerator, game_seed
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import Phase, QuiddlerGame
-from quiddler_env.core.vocabulary import load_vocabulary
 from quiddler_env.core.observation import encode_observation
+from quiddler_env.core.vocabulary import load_vocabulary
 
 from .batch_parity import replay, state_differences
 
