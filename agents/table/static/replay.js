@@ -27,6 +27,11 @@ async function listFiles() {
   const options = Object.entries(saved.replays).map(([name, n]) => el("option", {value: name}, `${name} (${n} games)`));
   for (const g of saved.games) options.push(el("option", {value: `${g}.json`}, `${g} (saved at the table)`));
   $("file").replaceChildren(...options);
+  // With nothing to open, say where saved games come from instead of an empty list.
+  $("load").disabled = !options.length;
+  $("file-hint").hidden = options.length > 0;
+  $("file-hint").textContent = options.length ? "" : "No saved games yet. Save a game at the table (Save as), " +
+    "or start the table with a file of evaluate.py --save-games: quiddler-play --replay games.jsonl.";
 }
 
 async function load() {
