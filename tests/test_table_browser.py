@@ -256,7 +256,8 @@ def test_a_whole_game_by_clicking_cards_ends_with_the_standings(browser, served,
     assert {t.text for t in browser.find_elements(By.CSS_SELECTOR, "#chart text.axis-label")} == {"round", "points"}
     key = [k.text for k in browser.find_elements(By.CSS_SELECTOR, "#chart-key li")]
     assert key == [f"human (you): {game.totals[0]}", f"greedy: {game.totals[1]}"]
-    browser.find_element(By.ID, "new-game").click()  # the form again, for the next game
+    assert not browser.find_element(By.ID, "play-area").is_displayed()  # no piles nor hand once it is over
+    browser.find_element(By.ID, "play-again").click()  # the form again, for the next game
     assert browser.find_element(By.ID, "setup").is_displayed()
 
 
@@ -330,6 +331,35 @@ def test_a_misspelt_seat_shows_the_whole_error_and_a_slow_start_shows_it_is_load
     assert not browser.find_element(By.ID, "start").is_enabled()
     _wait(browser, _settled(server), timeout=120)
     assert not loading.is_displayed() and browser.find_element(By.ID, "message").text == ""
+
+
+def test_with_players_choosing_their_layouts_the_human_lays_a_row_of_cards(browser, served):
+    server, base = served()
+    _open_form(browser, base)
+    _set_rule(browser, "hand_sizes", "3 4")
+    Select(browser.find_element(By.CSS_SELECTOR, "#rule-list [name=layout]")).select_by_visible_text(
+        "each player chooses"
+    )
+    browser.find_element(By.ID, "start").click()
+    laid = turn = 0
+    while True:
+        _wait(browser, _settled(server))
+        if server.table.game.is_over:
+            break
+        view = server.table.view()
+        if view.get("candidates"):
+            rows = browser.find_elements(By.CSS_SELECTOR, "#candidates .candidate")
+            assert len(rows) == len(view["candidates"])
+            first = view["candidates"][0]
+            faces = [c.get_attribute("data-face") for c in rows[0].find_elements(By.CSS_SELECTOR, ".word .card")]
+            assert faces == [f for word in first["cards"] for f in word] + first["unused"]
+            rows[0].find_element(By.CSS_SELECTOR, "button.lay").click()
+            laid += 1
+        else:
+            _click_a_move(browser, server, turn)
+        turn += 1
+        assert turn < 200
+    assert laid >= 2 and server.table.game.rounds_completed == 2
 
 
 def test_a_bad_move_sent_by_hand_is_refused_and_the_page_keeps_the_game(browser, served):

@@ -183,7 +183,10 @@ function render(view) {
   $("prompt").textContent = view.game_over ? "" : !mine ? `${who(view, mover)} is to move…`
     : kinds.has("draw") ? "Your turn: click the draw pile, or the discard pile to take its card."
     : kinds.has("discard") ? "Pick a card in your hand to discard" + (kinds.has("go_out") ? ", or go out." : ".")
-    : kinds.has("lay") ? "Choose how to lay your words." : kinds.size ? "Your move." : "";
+    : kinds.has("lay") ? "Choose how to lay your words."
+    : kinds.has("pass") ? "Challenge a word you doubt, or pass." : kinds.size ? "Your move." : "";
+  $("play-area").hidden = view.game_over;
+  $("game-over").hidden = !view.game_over;
   renderSeats(view);
   // The piles: clickable when drawing is the move.
   $("draw-pile").textContent = "";
@@ -511,6 +514,7 @@ $("speed").addEventListener("change", () => localStorage.setItem("quiddler-pace"
 $("add-seat").addEventListener("click", () => { if ($("seat-list").children.length < 8) $("seat-list").append(seatRow("greedy")); });
 $("start").addEventListener("click", start);
 $("new-game").addEventListener("click", () => showForm(true));
+$("play-again").addEventListener("click", () => showForm(true));
 $("back-to-game").addEventListener("click", () => showForm(false));
 $("save").addEventListener("click", async () => { await api("/api/save", {name: $("save-name").value.trim()}); await refreshSaved(); });
 $("open").addEventListener("click", async () => {
