@@ -29,6 +29,7 @@ async function api(path, body) {
     data = {error: `the table server did not answer (${exc.message}); is quiddler-play still running?`};
   }
   $("message").textContent = data.error || "";  // the whole reason, however long (the CSS wraps it)
+  if (data.error) $("message").scrollIntoView({block: "nearest"});  // seen, even from the foot of a long form
   return data;
 }
 
