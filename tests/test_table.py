@@ -221,3 +221,42 @@ def test_the_challenge_variant_offers_the_human_its_challenges_by_word_and_logs_
         table.move(0, view["moves"][0]["action"] if view["phase"] != "discard" else view["moves"][-1]["action"])
     assert challenged > 0
     assert all("challenge" in r for rnd in table.results for r in rnd)
+
+
+def test_the_form_gets_the_offered_seats_plain_rule_labels_and_whole_errors(tmp_path):
+    server, base = _serve(tmp_path)
+    try:
+        offered = _call(f"{base}/api/agents")[1]
+        assert {"greedy", "expert", "search", "zoo:champion-2p"} <= set(offered["agents"])
+        assert set(offered["about"]) == set(offered["agents"]) and all(offered["about"].values())
+        rules = {r["name"]: r for r in _call(f"{base}/api/rules")[1]["rules"]}
+        assert rules["min_word_cards"]["label"] == "Fewest cards in a word"
+        assert all(r["label"] and "_" not in r["label"] for r in rules.values())
+        assert rules["two_player_bonus"]["choice_labels"] == ["longest word only", "most words only", "both"]
+        # A misspelt seat: the reason whole, on one line, with what the table offers.
+        status, data = _call(f"{base}/api/new", {"seats": ["human", "greddy"]})
+        assert status == 400 and "\n" not in data["error"]
+        assert data["error"].startswith("unknown agent 'greddy' in seat 'greddy'; this table offers: human, random")
+        assert "zoo:champion-2p" in data["error"] and data["error"].endswith("policy:PATH")
+        # A bad parameter of a known agent: its reason whole too.
+        status, data = _call(f"{base}/api/new", {"seats": ["human", "search:n=3"]})
+        assert status == 400 and data["error"].endswith("known: samples, ms, top")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_view_names_each_move_s_kind_and_card_and_shows_laid_words_as_cards():
+    table = TableGame(["human", "greedy"], SHORT, seed=4)
+    view = table.view()
+    assert {(m["kind"], m.get("face")) for m in view["moves"]} == {("draw", None), ("take", None)}
+    assert view["points"]["QU"] == 9 and view["points"]["A"] == 2
+    table.move(0, 0)
+    view = table.view()
+    hand = {c["face"] for c in view["hand"]}
+    assert {m["face"] for m in view["moves"] if m["kind"] == "discard"} == hand
+    best = view["best_layout"]
+    assert ["".join(w) for w in best["cards"]] == best["words"]
+    _finish(table)
+    over = table.view()
+    assert over["game_over"] and over["points"]

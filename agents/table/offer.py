@@ -18,7 +18,7 @@ from quiddler_env.core.dictionary import DEFAULT_NAME
 from quiddler_env.core.vocabulary import REFEREE, parse_vocabulary_spec
 
 from ..registry import REGISTRY, parse_spec
-from ..zoo import entries
+from ..zoo import entries, summary
 
 HUMAN = "human"
 
@@ -40,12 +40,32 @@ class Offer:
         bots = [name for name, spec in REGISTRY.items() if name not in (HUMAN, "policy", "zoo")]
         return bots + [f"zoo:{e}" for e in entries()] + [f"policy:{p}" for p in sorted(map(str, self.policies))]
 
+    def about(self) -> dict[str, str]:
+        """What each offered seat is, in a line (the registry's summary, the zoo entry's evaluation headline)."""
+        about = {}
+        for spec in self.agents():
+            name, _, rest = spec.partition(":")
+            if name == "zoo":
+                try:
+                    about[spec] = summary(rest)
+                except (OSError, ValueError):
+                    about[spec] = "a shipped policy"
+            elif name == "policy":
+                about[spec] = "a policy bundle this table was started with"
+            else:
+                about[spec] = REGISTRY[name].summary
+        return about
+
     def seat(self, spec: Any) -> str:
         """The seat's spec if the table offers it (a ValueError names the problem otherwise)."""
         if not isinstance(spec, str):
             raise NotOffered(f"a seat is an agent spec (a text), got {spec!r}")
         if spec == HUMAN:
             return spec
+        name = spec.strip().partition(":")[0].strip()
+        if name not in REGISTRY:  # said in one line, with what the table offers (the registry's list is long)
+            offered = ", ".join([HUMAN, *self.agents(), "policy:PATH"])
+            raise NotOffered(f"unknown agent {name!r} in seat {spec!r}; this table offers: {offered}")
         name, path, _ = parse_spec(spec)  # names, parameters and their bounds are the registry's
         if name == HUMAN:
             raise NotOffered(f"seat {spec!r}: the human seat is written 'human'")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from quiddler_env.core.cards import FACES
+from quiddler_env.core.cards import FACES, POINTS
 from quiddler_env.core.game import QuiddlerGame
 
 from ..evaluation.replay import replay_states, saved_games
@@ -33,7 +33,13 @@ def _position(game: QuiddlerGame, move: str | None, seat: int | None, results) -
         "discard_top": FACES[game.discard_pile[-1]] if game.discard_pile and not over else None,
         "draw_pile": 0 if over else len(game.draw_pile),
         "laid": [
-            None if (over or lay is None) else {"words": [w.upper() for w in lay.spelled], "unused": list(lay.unused)}
+            None
+            if (over or lay is None)
+            else {
+                "words": [w.upper() for w in lay.spelled],
+                "cards": [list(w) for w in lay.words],
+                "unused": list(lay.unused),
+            }
             for lay in game.laid
         ],
         "to_move": None if over else game.current_player,
@@ -65,6 +71,7 @@ def replay_frames(record: dict[str, Any]) -> dict[str, Any]:
     return {
         "seats": seats,
         "rules": game.config.to_dict(),
+        "points": dict(zip(FACES, POINTS, strict=True)),
         "frames": frames,
         "winners": game.winners() if game.is_over else None,
     }

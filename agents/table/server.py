@@ -14,7 +14,8 @@ unless asked otherwise.
 | `GET /api/saved` | the saved games and the replay files the server may open |
 | `POST /api/save` `{"name": n}` / `POST /api/open` `{"name": n}` | save the current game / reopen a saved one |
 | `GET /api/replay?file=F&game=k` | every position of game k of a replay file, all hands face up |
-| `GET /api/agents`, `GET /api/rules` | the agent specs a seat can take, the rule options of a new game |
+| `GET /api/agents` | the agent specs a seat can take (`offer.py`), and a line on each (`about`) |
+| `GET /api/rules` | the rule options of a new game, each with a plain `label` (and `choice_labels`) |
 
 The server is the authority: the game lives here, every move is checked against the
 legal ones, and after every move the game is written to `current.json` in the games
@@ -140,8 +141,8 @@ class TableServer(ThreadingHTTPServer):
             seats = [self.offer.seat(spec) for spec in seats]
             config = QuiddlerConfig.from_mapping({**self.offer.rules(rules), "num_players": len(seats)})
             table = TableGame(seats, config, seed)
-        except ValueError as exc:
-            raise BadRequest(str(exc).splitlines()[0]) from None
+        except ValueError as exc:  # said whole (a spec's error lists what it may be), on one line
+            raise BadRequest(" ".join(line.strip() for line in str(exc).splitlines() if line.strip())) from None
         table.play_agents()  # an agent that fails here leaves the game in progress as it was
         self._keep(table)
         self.table = table
@@ -242,7 +243,7 @@ class TableHandler(BaseHTTPRequestHandler):
         routes = {
             "/api/state": lambda: self.server.state(),
             "/api/saved": lambda: self.server.saved(),
-            "/api/agents": lambda: {"agents": self.server.offer.agents()},
+            "/api/agents": lambda: {"agents": self.server.offer.agents(), "about": self.server.offer.about()},
             "/api/rules": lambda: {"rules": _rule_options()},
             "/api/replay": lambda: self.server.replay(parse_qs(url.query)),
         }
@@ -353,11 +354,40 @@ class TableHandler(BaseHTTPRequestHandler):
         self._send(HTTPStatus.OK, CONTENT_TYPES.get(path.suffix, "application/octet-stream"), path.read_bytes())
 
 
+RULE_LABELS = {  # what the new-game form calls each rule option (its field name is for configs)
+    "hand_sizes": "Cards dealt each round",
+    "min_word_cards": "Fewest cards in a word",
+    "two_player_bonus": "Bonuses with two players",
+    "bonus_value": "Points of each bonus",
+    "score_floor": "No negative scores",
+    "go_out": "Going out",
+    "dictionary": "Dictionary",
+    "turn_cap": "Turns each before a round is scored anyway",
+    "layout": "Laying words",
+    "challenges": "Challenge variant",
+    "vocabularies": "Each seat's words (challenge variant)",
+    "failed_go_out_penalty": "Penalty when a word of the player out fails",
+}
+CHOICE_LABELS = {  # plain words for the choices of the rule options (the value sent stays the field's)
+    "two_player_bonus": {"longest_word": "longest word only", "most_words": "most words only", "both": "both"},
+    "score_floor": {"round": "no round below zero", "total": "no total below zero", "none": "negatives allowed"},
+    "go_out": {"optional": "optional when possible", "forced": "forced when possible"},
+    "layout": {"auto": "automatic (best layout)", "choose": "each player chooses"},
+    "min_word_cards": {1: "1 (a lone IN or ER counts)", 2: "2"},
+    "challenges": {False: "off", True: "on"},
+}
+
+
 def _rule_options() -> list[dict[str, Any]]:
-    """The rule options the new-game form offers (from `QuiddlerConfig`'s declarations), seats excepted."""
+    """The rule options the new-game form offers (from `QuiddlerConfig`'s declarations), seats excepted.
+
+    Each has a plain `label` and, for choices, `choice_labels` (the form shows these; it sends `name`'s values).
+    """
     return [
         {
             "name": o.name,
+            "label": RULE_LABELS.get(o.name, o.name.replace("_", " ").capitalize()),
+            "choice_labels": [CHOICE_LABELS.get(o.name, {}).get(c, str(c)) for c in o.choices] if o.choices else None,
             "help": o.help,
             "kind": o.kind,
             "choices": list(o.choices) if o.choices else None,

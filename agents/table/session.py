@@ -44,6 +44,21 @@ def _cards(counts: Sequence[int]) -> list[dict[str, Any]]:
     return [{"face": FACES[f], "points": POINTS[f]} for f, c in enumerate(counts) for _ in range(int(c))]
 
 
+def _kind(action: int) -> dict[str, Any]:
+    """What a move is, for the page's cards: its kind and, for a discard, the card's face."""
+    if action == A.DRAW_PILE:
+        return {"kind": "draw"}
+    if action == A.TAKE_DISCARD:
+        return {"kind": "take"}
+    if A.DISCARD_BASE <= action < A.GO_OUT_BASE:
+        return {"kind": "discard", "face": FACES[action - A.DISCARD_BASE]}
+    if A.GO_OUT_BASE <= action < A.NUM_ACTIONS:
+        return {"kind": "go_out", "face": FACES[action - A.GO_OUT_BASE]}
+    if A.LAY_BASE <= action < A.PASS:
+        return {"kind": "lay", "candidate": action - A.LAY_BASE}
+    return {"kind": "pass" if action == A.PASS else "challenge"}
+
+
 def _result(result: RoundResult) -> dict[str, Any]:
     return result.to_dict() | {"spelled": [w.upper() for w in result.spelled]}
 
@@ -168,7 +183,11 @@ class TableGame:
                     "total": game.totals[p],
                     "laid": None
                     if laid is None
-                    else {"words": [w.upper() for w in laid.spelled], "unused": list(laid.unused)},
+                    else {
+                        "words": [w.upper() for w in laid.spelled],
+                        "cards": [list(w) for w in laid.words],
+                        "unused": list(laid.unused),
+                    },
                     "went_out": (not over) and game.went_out == p,
                 }
             )
@@ -183,6 +202,7 @@ class TableGame:
             "results": self.results,
             "totals_history": self.totals_history,
             "rules": game.config.to_dict(),
+            "points": dict(zip(FACES, POINTS, strict=True)),
         }
         if over:
             view["winners"] = game.winners()
@@ -200,18 +220,25 @@ class TableGame:
             "final_turn": game.in_final_turn,
             "best_layout": {
                 "words": [w.upper() for w in best.spelled],
+                "cards": [list(w) for w in best.words],
                 "unused": list(best.unused),
                 "score": best.score,
             },
             "moves": [
-                {"action": a, "name": self.name(a)} for a in (game.legal_actions() if game.current_player == h else [])
+                {"action": a, "name": self.name(a), **_kind(a)}
+                for a in (game.legal_actions() if game.current_player == h else [])
             ],
         }
         if game.challenges:
             view["challenges"] = [c.to_dict() for c in game.challenge_log]
         if game.phase == Phase.LAY and game.current_player == h:
             view["candidates"] = [
-                {"words": [w.upper() for w in c.spelled], "unused": list(c.unused), "score": c.score}
+                {
+                    "words": [w.upper() for w in c.spelled],
+                    "cards": [list(w) for w in c.words],
+                    "unused": list(c.unused),
+                    "score": c.score,
+                }
                 for c in game.candidates
             ]
         return view

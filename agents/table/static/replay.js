@@ -16,6 +16,20 @@ function el(tag, attrs = {}, ...children) {
 // The session's token, written into the page by the server: every API call carries it (guard.py).
 const TOKEN = document.querySelector('meta[name="quiddler-token"]').content;
 
+function card(face, extra = "mini") {
+  // A card: its face and its points (the replay's table of points).
+  const node = el("div", {class: `card ${extra}`, "data-face": face}, el("span", {class: "face"}, face));
+  if (replay && replay.points && face in replay.points) node.append(el("small", {class: "pts"}, String(replay.points[face])));
+  return node;
+}
+
+function words(cards, unused = []) {
+  const box = el("div", {class: "words"});
+  for (const word of cards) box.append(el("div", {class: "word"}, ...word.map((f) => card(f))));
+  if (unused.length) box.append(el("div", {class: "word unused"}, ...unused.map((f) => card(f, "mini unused"))));
+  return box;
+}
+
 async function api(path) {
   const data = await (await fetch(path, {headers: {"X-Quiddler-Token": TOKEN}})).json();
   $("message").textContent = data.error || "";
@@ -27,6 +41,11 @@ async function listFiles() {
   const options = Object.entries(saved.replays).map(([name, n]) => el("option", {value: name}, `${name} (${n} games)`));
   for (const g of saved.games) options.push(el("option", {value: `${g}.json`}, `${g} (saved at the table)`));
   $("file").replaceChildren(...options);
+  // With nothing to open, say where saved games come from instead of an empty list.
+  $("load").disabled = !options.length;
+  $("file-hint").hidden = options.length > 0;
+  $("file-hint").textContent = options.length ? "" : "No saved games yet. Save a game at the table (Save as), " +
+    "or start the table with a file of evaluate.py --save-games: quiddler-play --replay games.jsonl.";
 }
 
 async function load() {
@@ -46,12 +65,15 @@ function show(k) {
   $("where").textContent = `position ${at} of ${replay.frames.length - 1}, round ${frame.round}`;
   $("move").textContent = frame.move ? `Move: ${frame.move}` : "The deal.";
   $("draw-pile").textContent = String(frame.draw_pile);
-  $("discard-top").textContent = frame.discard_top || "-";
+  $("discard-top").replaceChildren(...(frame.discard_top ? card(frame.discard_top, "").childNodes : ["–"]));
   $("hands").replaceChildren(...replay.seats.map((label, p) => {
     const box = el("div", {class: "seat" + (frame.to_move === p ? " to-move" : ""), "data-seat": String(p)},
       el("div", {class: "name"}, `${p}: ${label}  (total ${frame.totals[p]})`),
-      el("div", {class: "cards"}, ...(frame.hands[p] || []).map((f) => el("div", {class: "card mini"}, f))));
-    if (frame.laid[p]) box.append(el("div", {class: "small"}, "laid: " + (frame.laid[p].words.join(" ") || "-")));
+      el("div", {class: "cards"}, ...(frame.hands[p] || []).map((f) => card(f))));
+    if (frame.laid[p]) {
+      box.append(el("div", {class: "small"}, "laid: " + (frame.laid[p].words.join(" ") || "-")),
+        words(frame.laid[p].cards || [], frame.laid[p].unused));
+    }
     return box;
   }));
   // The latest round results at or before this position.
@@ -61,8 +83,8 @@ function show(k) {
   $("round-result").replaceChildren(!results ? "none yet" : el("table", {id: "round-table"},
     el("tr", {}, ...["player", "words", "unused", "bonuses", "round", "total"].map((h) => el("th", {}, h))),
     ...results.map((r) => el("tr", {},
-      el("td", {}, replay.seats[r.player] + (r.went_out ? " (out)" : "")), el("td", {}, r.spelled.join(" ") || "-"),
-      el("td", {}, r.unused.join(" ") || "-"),
+      el("td", {}, replay.seats[r.player] + (r.went_out ? " (out)" : "")), el("td", {}, r.words && r.words.length ? words(r.words) : "-"),
+      el("td", {}, r.unused.length ? words([], r.unused) : "-"),
       el("td", {}, Object.entries(r.bonuses).map(([b, v]) => `${b.replace("_", " ")} +${v}`).join(", ") || "-"),
       el("td", {}, String(r.round_score)), el("td", {}, String(r.total))))));
 }
