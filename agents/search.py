@@ -35,7 +35,7 @@ import time
 import numpy as np
 
 from quiddler_env.core import actions as A
-from quiddler_env.core import batch_bots as BB
+from quiddler_env.core import batch_bots
 from quiddler_env.core.batch import BatchGame
 from quiddler_env.core.cards import NUM_FACES
 from quiddler_env.core.config import QuiddlerConfig
@@ -172,7 +172,7 @@ class SearchAgent(BaseAgent):
         """Greedy in every seat of every rollout row (`play_bots`' table), built once."""
         seats = getattr(self, "_greedy", None)
         if seats is None or seats.shape != (batch.num_games, batch.num_players):
-            seats = self._greedy = np.full((batch.num_games, batch.num_players), BB.GREEDY, dtype=np.int64)
+            seats = self._greedy = np.full((batch.num_games, batch.num_players), batch_bots.GREEDY, dtype=np.int64)
         return seats
 
     def _turns(self, obs: np.ndarray) -> int:

@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core, as bench_vector
     config = QuiddlerConfig()
     game = BatchGame(config, 1)
-    S = game.S
+    S = game.tables
     min_cards = config.min_word_cards
     # The automatic rule's slack, as the engine's `_front` has it: each bonus in play at its worth.
     slack = abs(config.bonus_value) * len(bonuses_in_play(config, config.num_players))

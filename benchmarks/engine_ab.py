@@ -112,8 +112,10 @@ def compare_go_out(packages: list[str], n_hands: int) -> None:
     for package in packages:
         kernels = importlib.import_module(f"{package}.core.batch_kernels")
         games = importlib.import_module(f"{package}.core.batch").BatchGame(num_games=1)
-        S = games.S
-        tables = (S[0], int(games.R[kernels.R_MIN_CARDS]), S[1], S[2], S[3], S[4], S[7], S[8])
+        # (a base tree from before the kernels' names were spelled out calls them S and R)
+        S = games.tables if hasattr(games, "tables") else games.S
+        rules = games.rules if hasattr(games, "rules") else games.R
+        tables = (S[0], int(rules[kernels.R_MIN_CARDS]), S[1], S[2], S[3], S[4], S[7], S[8])
         sides.append((go_out_loop(importlib.import_module(f"{package}.core.solver_kernel")), tables))
     print(f"the mask's go-out search, {n_hands} random dealt hands a size, best of 5 passes, one core")
     print(f"{'cards':>5} {'base us':>8} {'checkout us':>11} {'base / checkout':>15}")

@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         help="the most words' bonus counts too (the front by longest word and words, not by longest word alone)",
     )
     args = parser.parse_args(argv)
-    S = BatchGame(num_games=1).S
+    S = BatchGame(num_games=1).tables
     hands, full_only = deal_hands(args.per_size, args.seed, S)
     ws = SK.new_scratch()
     variants = {name: front_variant(marker) for name, marker in CUTS}

@@ -95,9 +95,9 @@ def main(argv: list[str] | None = None) -> int:
 
     envs = gym.make_vec("Quiddler-v0", num_envs=args.games, vectorization_mode="vector_entry_point")
     g = envs.unwrapped.games
-    num_rounds = int(g.R[K.R_ROUNDS])
+    num_rounds = int(g.rules[K.R_ROUNDS])
     rng = np.random.default_rng(args.seed)
-    hand_cols = int(g.L[K.L_HANDS]) + np.arange(K.FACES)
+    hand_cols = int(g.offsets[K.L_HANDS]) + np.arange(K.FACES)
     mask_hands: list[list[np.ndarray]] = [[] for _ in range(num_rounds)]
     held_hands: list[list[np.ndarray]] = [[] for _ in range(num_rounds)]
     seen: set[bytes] = set()
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
                 if len(store[r]) < args.per_size:
                     store[r].append(hand)
 
-    S, R = g.S, g.R
+    S, R = g.tables, g.rules
     min_cards = int(R[K.R_MIN_CARDS])
     walk = (S[0], min_cards, S[1], S[2], S[3], S[4], S[7], S[8])
     print(

@@ -29,9 +29,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from . import actions as A
-from . import batch_bots as BB
-from . import batch_kernels as K
+from . import batch_bots
+from . import batch_kernels as kernels
+from .actions import num_actions
 from .cards import DECK_SIZE, new_deck
 from .config import QuiddlerConfig
 from .dictionary import KEY_ORDER, MAX_WORD_CARDS, Dictionary, load_dictionary
@@ -43,28 +43,28 @@ from .solver import HandSolver, Layout, get_solver
 from .solver_kernel import new_scratch
 from .vocabulary import coverage, load_vocabulary
 
-_FLOORS = {"round": K.FLOOR_ROUND, "total": K.FLOOR_TOTAL, "none": K.FLOOR_NONE}
+_FLOORS = {"round": kernels.FLOOR_ROUND, "total": kernels.FLOOR_TOTAL, "none": kernels.FLOOR_NONE}
 _TWO_PLAYER_BONUSES = {
-    "longest_word": K.BONUS_LONGEST,
-    "most_words": K.BONUS_MOST_WORDS,
-    "both": K.BONUS_LONGEST | K.BONUS_MOST_WORDS,
+    "longest_word": kernels.BONUS_LONGEST,
+    "most_words": kernels.BONUS_MOST_WORDS,
+    "both": kernels.BONUS_LONGEST | kernels.BONUS_MOST_WORDS,
 }
 _U64 = 2**64
 _MEMO_LIMIT = 100_000
-_BONUS_BIT = {"most_words": K.BONUS_MOST_WORDS, "longest_word": K.BONUS_LONGEST}
+_BONUS_BIT = {"most_words": kernels.BONUS_MOST_WORDS, "longest_word": kernels.BONUS_LONGEST}
 
 
 @njit(cache=True)
 def _streams(seed, slots, episodes):
     out = np.empty(slots.shape[0], np.uint64)
     for j in range(slots.shape[0]):
-        out[j] = K.game_stream(seed, slots[j], episodes[j])
+        out[j] = kernels.game_stream(seed, slots[j], episodes[j])
     return out
 
 
 @njit(cache=True)
 def _bot_stream(seed):
-    return K.mix64(seed ^ K._M2)  # as `batch_kernels.reset_games` seeds a game's bots
+    return kernels.mix64(seed ^ kernels._M2)  # as `batch_kernels.reset_games` seeds a game's bots
 
 
 def game_seed(seed: int, slot: int | Sequence[int] | np.ndarray, episode: int | Sequence[int] | np.ndarray = 0):
@@ -84,7 +84,7 @@ def game_seed(seed: int, slot: int | Sequence[int] | np.ndarray, episode: int | 
 def _seat_draws(seeds, num_players):
     out = np.empty(seeds.shape[0], np.int64)
     for j in range(seeds.shape[0]):
-        out[j] = K.seat_draw(seeds[j], num_players)
+        out[j] = kernels.seat_draw(seeds[j], num_players)
     return out
 
 
@@ -103,32 +103,32 @@ class StreamGenerator:
         self.state[0, 0] = np.uint64(int(game_seed) % _U64)
 
     def permutation(self, values) -> np.ndarray:
-        return K.permutation_kernel(self.state, np.asarray(values))
+        return kernels.permutation_kernel(self.state, np.asarray(values))
 
 
 def rule_array(config: QuiddlerConfig) -> np.ndarray:
     """The rule options as the kernels read them (indices `batch_kernels.R_*`)."""
     n = config.num_players
-    rules = np.zeros(K.R_SIZE, dtype=np.int64)
-    rules[K.R_PLAYERS] = n
-    rules[K.R_ROUNDS] = config.num_rounds
-    rules[K.R_MIN_CARDS] = config.min_word_cards
-    rules[K.R_BONUS_VALUE] = config.bonus_value
-    both = K.BONUS_LONGEST | K.BONUS_MOST_WORDS
-    rules[K.R_BONUSES] = _TWO_PLAYER_BONUSES[config.two_player_bonus] if n == 2 else both
-    rules[K.R_FLOOR] = _FLOORS[config.score_floor]
-    rules[K.R_FORCED] = config.go_out == "forced"
-    rules[K.R_CAP] = config.turn_cap or 0
-    rules[K.R_CHOOSE] = config.layout == "choose"
-    rules[K.R_K] = MAX_CANDIDATES
-    rules[K.R_CHALLENGES] = config.challenges
-    rules[K.R_BLUFF] = config.challenges and config.layout == "choose"
-    rules[K.R_PENALTY] = config.failed_go_out_penalty
+    rules = np.zeros(kernels.R_SIZE, dtype=np.int64)
+    rules[kernels.R_PLAYERS] = n
+    rules[kernels.R_ROUNDS] = config.num_rounds
+    rules[kernels.R_MIN_CARDS] = config.min_word_cards
+    rules[kernels.R_BONUS_VALUE] = config.bonus_value
+    both = kernels.BONUS_LONGEST | kernels.BONUS_MOST_WORDS
+    rules[kernels.R_BONUSES] = _TWO_PLAYER_BONUSES[config.two_player_bonus] if n == 2 else both
+    rules[kernels.R_FLOOR] = _FLOORS[config.score_floor]
+    rules[kernels.R_FORCED] = config.go_out == "forced"
+    rules[kernels.R_CAP] = config.turn_cap or 0
+    rules[kernels.R_CHOOSE] = config.layout == "choose"
+    rules[kernels.R_K] = MAX_CANDIDATES
+    rules[kernels.R_CHALLENGES] = config.challenges
+    rules[kernels.R_BLUFF] = config.challenges and config.layout == "choose"
+    rules[kernels.R_PENALTY] = config.failed_go_out_penalty
     return rules
 
 
 def solver_tables(solver: HandSolver) -> tuple:
-    """The dictionary's trie and term arrays in the order the kernels take them (`S`)."""
+    """The dictionary's trie and term arrays in the order the kernels take them (`tables`)."""
     return (
         np.asarray(KEY_ORDER, dtype=np.int64),
         *solver._trie,
@@ -152,7 +152,7 @@ def term_keys(dictionary: Dictionary) -> np.ndarray:
 
 
 class Vocabularies(NamedTuple):
-    """The challenge variant's vocabularies as the kernels read them: the last entry of their S."""
+    """The challenge variant's vocabularies as the kernels read them: the last entry of their `tables`."""
 
     tables: tuple
     """Each distinct vocabulary's `solver_tables` (the referee's among them)."""
@@ -204,24 +204,32 @@ class BatchGame:
             )
         else:
             self.seat_solvers = (self.solver,) * n
-        self.num_actions = A.num_actions(cfg.layout, cfg.challenges)
-        self.L = K.layout_offsets(n, MAX_CANDIDATES, cfg.num_rounds, cfg.challenges)
-        self.R = rule_array(cfg)
+        self.num_actions = num_actions(cfg.layout, cfg.challenges)
+        self.offsets = kernels.layout_offsets(n, MAX_CANDIDATES, cfg.num_rounds, cfg.challenges)
+        self.rules = rule_array(cfg)
         self.sizes = np.asarray(cfg.hand_sizes, dtype=np.int64)
-        self.S = (*solver_tables(self.solver), new_scratch())  # the kernels' S: the tables, then scratch space
+        self.tables = (*solver_tables(self.solver), new_scratch())  # the word tables, then scratch space
         if self.challenges:  # then the vocabularies (`batch_kernels.seat_tables`)
-            self.S += (vocabularies(self.solver, self.seat_solvers),)
+            self.tables += (vocabularies(self.solver, self.seat_solvers),)
         layout = observation_layout(n, cfg.challenges)
         self.observation_size = layout.size
         self.obs_starts = np.asarray([s.start for s in layout.slices.values()], dtype=np.int64)
         N = self.num_games
-        self.cards = np.zeros((N, int(self.L[K.L_CARDS_W])), dtype=np.int8)
-        self.ints = np.zeros((N, int(self.L[K.L_INTS_W])), dtype=np.int32)
+        self.cards = np.zeros((N, int(self.offsets[kernels.L_CARDS_W])), dtype=np.int8)
+        self.ints = np.zeros((N, int(self.offsets[kernels.L_INTS_W])), dtype=np.int32)
         self.rng = np.zeros((N, 2), dtype=np.uint64)
         self.go = np.zeros(N, dtype=np.int64)
-        self.ints[:, K.I_PHASE] = K.GAME_OVER
+        self.ints[:, kernels.I_PHASE] = kernels.GAME_OVER
         self.all_games = np.arange(N, dtype=np.int64)
-        self.best_memo, self.table_memo = BB.new_memo(N, n)
+        self.best_memo, self.table_memo = batch_bots.new_memo(N, n)
+        # The same arrays, named, as the bots' and the vector env's kernels take them (from Python as a plain
+        # tuple, `kernel_args`: see `batch_bots.GameArrays`); built once, as the kernels write the arrays in place
+        # and none is ever replaced.
+        self.arrays = batch_bots.GameArrays(
+            self.cards, self.ints, self.rng, self.go, self.offsets, self.rules, self.sizes, self.tables,
+            self.obs_starts, self.best_memo, self.table_memo, np.int64(self.num_actions),
+        )  # fmt: skip
+        self.kernel_args = tuple(self.arrays)
         self._layouts: dict[tuple, Layout] = {}  # recorded layouts, built once (they repeat across rounds)
 
     # -- the compiled bots ---------------------------------------------------------------
@@ -229,19 +237,13 @@ class BatchGame:
     def play_bots(self, games: np.ndarray, bots: np.ndarray, moves: np.ndarray) -> None:
         """Move each of `games` while its current seat is a compiled bot (`bots[i, seat]`, `batch_bots` codes,
         -1 for a seat the bots do not play) and it is not over; `moves[i]` counts the moves."""
-        BB.play_bots(
-            np.ascontiguousarray(games, dtype=np.int64), bots, moves, self.cards, self.ints, self.rng, self.go,
-            self.L, self.R, self.sizes, self.S, self.num_actions, self.best_memo, self.table_memo,
-        )  # fmt: skip
+        batch_bots.play_bots(np.ascontiguousarray(games, dtype=np.int64), bots, moves, self.kernel_args)
 
     def bot_actions(self, games: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """The move bot `codes[j]` picks in game games[j] now (nothing moves; the bot's generator advances)."""
         games = np.ascontiguousarray(games, dtype=np.int64)
         out = np.empty(games.shape[0], dtype=np.int64)
-        BB.bot_actions(
-            games, np.ascontiguousarray(codes, dtype=np.int64), out, self.cards, self.ints, self.rng, self.go,
-            self.L, self.R, self.S, self.num_actions, self.best_memo, self.table_memo,
-        )  # fmt: skip
+        batch_bots.bot_actions(games, np.ascontiguousarray(codes, dtype=np.int64), out, self.kernel_args)
         return out
 
     # -- setting up ------------------------------------------------------------------
@@ -279,10 +281,12 @@ class BatchGame:
                 raise ValueError(f"reset: {decks.shape[1]} stacked decks for {self.config.num_rounds} rounds")
             if not (np.sort(decks, axis=2) == np.asarray(new_deck())).all():
                 raise ValueError(f"a stacked deck must hold all {DECK_SIZE} cards exactly once each")
-            start = int(self.L[K.L_STACK])
+            start = int(self.offsets[kernels.L_STACK])
             self.cards[games, start : start + decks[0].size] = decks.reshape(games.shape[0], -1)
             stacked[:] = decks.shape[1]
-        K.reset_games(games, seeds, stacked, self.cards, self.ints, self.rng, self.go, self.L, self.R, self.sizes)
+        kernels.reset_games(
+            games, seeds, stacked, self.cards, self.ints, self.rng, self.go, self.offsets, self.rules, self.sizes
+        )
 
     # -- moving -------------------------------------------------------------------------
 
@@ -292,12 +296,14 @@ class BatchGame:
         actions = np.ascontiguousarray(actions, dtype=np.int64)
         if actions.shape != games.shape:
             raise ValueError(f"step: {actions.size} actions for {games.shape[0]} games")
-        bad = K.step_games(games, actions, self.cards, self.ints, self.rng, self.go, self.L, self.R, self.sizes, self.S)
+        bad = kernels.step_games(
+            games, actions, self.cards, self.ints, self.rng, self.go, self.offsets, self.rules, self.sizes, self.tables
+        )
         if bad >= 0:
             i, a = int(games[bad]), int(actions[bad])
             legal = np.flatnonzero(self.action_masks(np.asarray([i]))[0]).tolist()
             raise IllegalActionError(
-                f"illegal action {a} for player {int(self.ints[i, K.I_CUR])} in game {i}; legal: {legal or 'none'}"
+                f"illegal action {a} for player {int(self.ints[i, kernels.I_CUR])} in game {i}; legal: {legal or 'none'}"
             )
 
     def action_masks(
@@ -309,11 +315,11 @@ class BatchGame:
         """
         games = self.all_games if games is None else np.ascontiguousarray(games, dtype=np.int64)
         if at_games:
-            K.masks_at(games, out, self.cards, self.ints, self.go, self.L, self.R, self.S)
+            kernels.masks_at(games, out, self.cards, self.ints, self.go, self.offsets, self.rules, self.tables)
             return out
         if out is None:
             out = np.empty((games.shape[0], self.num_actions), dtype=np.int8)
-        K.masks(games, out, self.cards, self.ints, self.go, self.L, self.R, self.S)
+        kernels.masks(games, out, self.cards, self.ints, self.go, self.offsets, self.rules, self.tables)
         return out
 
     def observe(
@@ -330,15 +336,25 @@ class BatchGame:
         """
         games = self.all_games if games is None else np.ascontiguousarray(games, dtype=np.int64)
         if at_games:
-            K.observe_at(
-                games, np.ascontiguousarray(players, dtype=np.int64), out, self.cards, self.ints, self.L, self.R,
-                self.obs_starts, self.S,
+            kernels.observe_at(
+                games, np.ascontiguousarray(players, dtype=np.int64), out, self.cards, self.ints, self.offsets, self.rules,
+                self.obs_starts, self.tables,
             )  # fmt: skip
             return out
         players = self.current_player[games] if players is None else np.ascontiguousarray(players, dtype=np.int64)
         if out is None:
             out = np.empty((games.shape[0], self.observation_size), dtype=np.float32)
-        K.observe(games, players.astype(np.int64), out, self.cards, self.ints, self.L, self.R, self.obs_starts, self.S)
+        kernels.observe(
+            games,
+            players.astype(np.int64),
+            out,
+            self.cards,
+            self.ints,
+            self.offsets,
+            self.rules,
+            self.obs_starts,
+            self.tables,
+        )
         return out
 
     # -- the state, by name ---------------------------------------------------------------
@@ -347,88 +363,96 @@ class BatchGame:
         return self.ints[:, index]
 
     def _block(self, name: int, width: int) -> np.ndarray:
-        start = int(self.L[name])
+        start = int(self.offsets[name])
         return self.ints[:, start : start + width]
 
     @property
     def current_player(self) -> np.ndarray:
-        return self._column(K.I_CUR).astype(np.int64)
+        return self._column(kernels.I_CUR).astype(np.int64)
 
     @property
     def phase(self) -> np.ndarray:
         """Each game's `game.Phase` value."""
-        return self._column(K.I_PHASE)
+        return self._column(kernels.I_PHASE)
 
     @property
     def is_over(self) -> np.ndarray:
-        return self._column(K.I_PHASE) == K.GAME_OVER
+        return self._column(kernels.I_PHASE) == kernels.GAME_OVER
 
     @property
     def round(self) -> np.ndarray:
-        return self._column(K.I_ROUND)
+        return self._column(kernels.I_ROUND)
 
     @property
     def rounds_completed(self) -> np.ndarray:
-        return self._column(K.I_ROUNDS_DONE)
+        return self._column(kernels.I_ROUNDS_DONE)
 
     @property
     def went_out(self) -> np.ndarray:
         """The seat that went out this round, -1 if nobody."""
-        return self._column(K.I_WENT_OUT)
+        return self._column(kernels.I_WENT_OUT)
 
     @property
     def totals(self) -> np.ndarray:
         """(N, players) running totals."""
-        return self._block(K.L_TOTALS, self.num_players)
+        return self._block(kernels.L_TOTALS, self.num_players)
 
     @property
     def round_scores(self) -> np.ndarray:
         """(N, players) each player's score in the game's last scored round."""
-        return self._block(K.L_ROUND_SCORE, self.num_players)
+        return self._block(kernels.L_ROUND_SCORE, self.num_players)
 
     @property
     def bonuses(self) -> np.ndarray:
         """(N, players) the bonus points each player won in the game's last scored round."""
-        return self._block(K.L_BONUS, self.num_players)
+        return self._block(kernels.L_BONUS, self.num_players)
 
     @property
     def laid_figures(self) -> np.ndarray:
         """(N, players, 5) the last laid layouts: score, longest word, words, card points used, unused."""
-        return self._block(K.L_LAID_FIG, self.num_players * K.FIG).reshape(-1, self.num_players, K.FIG)
+        return self._block(kernels.L_LAID_FIG, self.num_players * kernels.FIG).reshape(
+            -1, self.num_players, kernels.FIG
+        )
 
     @property
     def gains(self) -> np.ndarray:
         """(N, players) what round ends added to the totals since `take_gains` last ran (its reward source)."""
-        return self._block(K.L_GAIN, self.num_players)
+        return self._block(kernels.L_GAIN, self.num_players)
 
     def take_gains(self, games: np.ndarray | None = None) -> np.ndarray:
         """The gains of `games` (all by default), and zero them."""
         games = self.all_games if games is None else np.ascontiguousarray(games, dtype=np.int64)
         out = np.empty((games.shape[0], self.num_players), dtype=np.int64)
-        K.take_gains(games, out, self.ints, self.L)
+        kernels.take_gains(games, out, self.ints, self.offsets)
         return out
 
     def hands(self) -> np.ndarray:
         """(N, players, 31) every hand (not for policies: they see only `observe`)."""
-        start = int(self.L[K.L_HANDS])
-        return self.cards[:, start : start + self.num_players * K.FACES].reshape(-1, self.num_players, K.FACES)
+        start = int(self.offsets[kernels.L_HANDS])
+        return self.cards[:, start : start + self.num_players * kernels.FACES].reshape(
+            -1, self.num_players, kernels.FACES
+        )
 
     @property
     def draw_pile_size(self) -> np.ndarray:
-        return self._column(K.I_DRAW_LEN)
+        return self._column(kernels.I_DRAW_LEN)
 
     @property
     def reshuffles(self) -> np.ndarray:
-        return self._column(K.I_RESHUFFLES)
+        return self._column(kernels.I_RESHUFFLES)
 
     # -- the laid words, the round results and one game as a `QuiddlerGame` ---------------------------
 
     def _layout(self, i: int, rec: int, urec: int, seat: int = 0, bluff: bool = False) -> Layout:
         """The layout recorded at ints offset rec (`batch_kernels.REC`) and cards offset urec of game i, by `seat`'s
         vocabulary; `bluff`: the recorded layout with its unused cards claimed as a word (`laying.best_bluff`)."""
-        record = self.ints[i, rec : rec + K.REC].tolist()
-        unused_faces = self.cards[i, urec : urec + K.UREC].tolist()
-        key = (*record[K.RC_USED : K.RC_UNUSED + 1], *record[K.RC_TERMS : K.RC_TERMS + record[K.RC_N_TERMS]], -1)
+        record = self.ints[i, rec : rec + kernels.REC].tolist()
+        unused_faces = self.cards[i, urec : urec + kernels.UREC].tolist()
+        key = (
+            *record[kernels.RC_USED : kernels.RC_UNUSED + 1],
+            *record[kernels.RC_TERMS : kernels.RC_TERMS + record[kernels.RC_N_TERMS]],
+            -1,
+        )
         key += tuple(unused_faces[1 : 1 + unused_faces[0]])
         solver = self.seat_solvers[seat]
         if self.challenges:
@@ -437,8 +461,8 @@ class BatchGame:
         if layout is None:
             if len(self._layouts) >= _MEMO_LIMIT:
                 self._layouts.clear()
-            used, unused = record[K.RC_USED], record[K.RC_UNUSED]
-            terms = record[K.RC_TERMS : K.RC_TERMS + record[K.RC_N_TERMS]]
+            used, unused = record[kernels.RC_USED], record[kernels.RC_UNUSED]
+            terms = record[kernels.RC_TERMS : kernels.RC_TERMS + record[kernels.RC_N_TERMS]]
             layout = solver.recorded_layout(used, terms, unused_faces[1 : 1 + unused_faces[0]], used + unused)
             if bluff:
                 layout = claim_unused(layout)
@@ -447,8 +471,11 @@ class BatchGame:
 
     def _laid_layout(self, i: int, q: int) -> Layout:
         """The layout player q of game i laid last."""
-        rec, urec = int(self.L[K.L_LAID_REC]) + q * K.REC, int(self.L[K.L_LAID_UNUSED]) + q * K.UREC
-        bluff = self.challenges and bool(self.cards[i, int(self.L[K.L_LAID_BLUFF]) + q])
+        rec, urec = (
+            int(self.offsets[kernels.L_LAID_REC]) + q * kernels.REC,
+            int(self.offsets[kernels.L_LAID_UNUSED]) + q * kernels.UREC,
+        )
+        bluff = self.challenges and bool(self.cards[i, int(self.offsets[kernels.L_LAID_BLUFF]) + q])
         return self._layout(i, rec, urec, q, bluff)
 
     def laid(self, i: int) -> list[Layout | None]:
@@ -463,16 +490,16 @@ class BatchGame:
         `QuiddlerGame.challenge_log` (after the round, those of the round until the next challenge phase)."""
         if not self.challenges:
             return []
-        L, W = self.L, K.WORDS
+        L, W = self.offsets, kernels.WORDS
         made = []
         for q in self.lay_order(i) if seats is None else seats:
-            by = self.cards[i, L[K.L_WORD_BY] + q * W : L[K.L_WORD_BY] + (q + 1) * W].tolist()
+            by = self.cards[i, L[kernels.L_WORD_BY] + q * W : L[kernels.L_WORD_BY] + (q + 1) * W].tolist()
             layout = None
             for j, challenger in enumerate(by):
                 if challenger:
                     layout = layout or self._laid_layout(i, q)
-                    failed = bool(self.cards[i, L[K.L_WORD_FAILED] + q * W + j])
-                    order = int(self.cards[i, L[K.L_WORD_ORDER] + q * W + j])
+                    failed = bool(self.cards[i, L[kernels.L_WORD_FAILED] + q * W + j])
+                    order = int(self.cards[i, L[kernels.L_WORD_ORDER] + q * W + j])
                     challenge = Challenge(
                         challenger - 1, q, j, layout.spelled[j], word_points(layout.words[j]), not failed
                     )
@@ -481,50 +508,55 @@ class BatchGame:
 
     def lay_order(self, i: int) -> list[int]:
         """The seats of game i that laid this round, in laying order."""
-        start = int(self.L[K.L_LAY_ORDER])
-        return self.cards[i, start : start + self.ints[i, K.I_N_LAID]].tolist()
+        start = int(self.offsets[kernels.L_LAY_ORDER])
+        return self.cards[i, start : start + self.ints[i, kernels.I_N_LAID]].tolist()
 
     def candidates(self, i: int) -> tuple[Layout, ...]:
         """In game i's lay phase (`layout: choose`): its current player's candidates, as `QuiddlerGame.candidates`."""
-        rec, urec = int(self.L[K.L_CAND_REC]), int(self.L[K.L_CAND_UNUSED])
-        p, bluff = int(self.ints[i, K.I_CUR]), self._candidate_bluff(i)
+        rec, urec = int(self.offsets[kernels.L_CAND_REC]), int(self.offsets[kernels.L_CAND_UNUSED])
+        p, bluff = int(self.ints[i, kernels.I_CUR]), self._candidate_bluff(i)
         return tuple(
-            self._layout(i, rec + k * K.REC, urec + k * K.UREC, p, k == bluff) for k in range(self.ints[i, K.I_CAND_N])
+            self._layout(i, rec + k * kernels.REC, urec + k * kernels.UREC, p, k == bluff)
+            for k in range(self.ints[i, kernels.I_CAND_N])
         )
 
     def _candidate_bluff(self, i: int) -> int | None:
         """In game i's lay phase with bluffing: the index of the bluff among the candidates (None without one)."""
-        if not self.challenges or self.ints[i, K.I_PHASE] != K.LAY or self.ints[i, K.I_CAND_BLUFF] < 0:
+        if (
+            not self.challenges
+            or self.ints[i, kernels.I_PHASE] != kernels.LAY
+            or self.ints[i, kernels.I_CAND_BLUFF] < 0
+        ):
             return None
-        return int(self.ints[i, K.I_CAND_BLUFF])
+        return int(self.ints[i, kernels.I_CAND_BLUFF])
 
     def round_results(self, i: int) -> list[RoundResult]:
         """The results of game i's last scored round, as `scoring.score_round` gives them (read them before any
         player of the next round lays)."""
         v = self.ints[i]
-        base = int(self.L[K.L_LAID_REC])
+        base = int(self.offsets[kernels.L_LAID_REC])
         bv = self.config.bonus_value
         n = self.num_players
         layouts = [self._laid_layout(i, p) for p in range(n)]
         scores = None
         if self.challenges:  # every seat laid in the round, so its words' challenges are still there
-            went_out = None if v[K.I_LAST_OUT] < 0 else int(v[K.I_LAST_OUT])
+            went_out = None if v[kernels.I_LAST_OUT] < 0 else int(v[kernels.I_LAST_OUT])
             scores, layouts = challenge_scores(layouts, self.challenge_log(i, range(n)), self.config, went_out)
         out = []
         for p in range(n):
-            rec = base + p * K.REC
+            rec = base + p * kernels.REC
             lay = layouts[p]
-            bits = int(v[rec + K.RC_BONUS_BITS])
+            bits = int(v[rec + kernels.RC_BONUS_BITS])
             bonuses = {name: bv for name in bonuses_in_play(self.config, self.num_players) if bits & _BONUS_BIT[name]}
             out.append(
                 RoundResult.of_layout(
                     p,
                     lay,
                     bonuses=bonuses,
-                    round_score=int(v[int(self.L[K.L_ROUND_SCORE]) + p]),
-                    total=int(v[int(self.L[K.L_TOTALS]) + p]),
-                    went_out=int(v[K.I_LAST_OUT]) == p,
-                    lay_position=int(v[rec + K.RC_POSITION]),
+                    round_score=int(v[int(self.offsets[kernels.L_ROUND_SCORE]) + p]),
+                    total=int(v[int(self.offsets[kernels.L_TOTALS]) + p]),
+                    went_out=int(v[kernels.I_LAST_OUT]) == p,
+                    lay_position=int(v[rec + kernels.RC_POSITION]),
                     challenge=None if scores is None else scores[p],
                 )
             )
@@ -539,44 +571,46 @@ class BatchGame:
         """Game i as a `QuiddlerGame` (a copy: changing one changes nothing in the other). It plays on exactly as
         game i would (its deal generator is a copy of game i's); `round_history` (and `challenge_history`) are
         the rounds before, which the batch does not keep."""
-        c, v, L = self.cards[i], self.ints[i], self.L
+        c, v, L = self.cards[i], self.ints[i], self.offsets
         n = self.num_players
         game = QuiddlerGame(self.config, self.solver)
         rng = StreamGenerator(0)
         rng.state[0] = self.rng[i]
         game.rng = rng
-        stacked = int(v[K.I_STACKED])
-        stack = c[L[K.L_STACK] : L[K.L_STACK] + stacked * DECK_SIZE].reshape(stacked, DECK_SIZE)
+        stacked = int(v[kernels.I_STACKED])
+        stack = c[L[kernels.L_STACK] : L[kernels.L_STACK] + stacked * DECK_SIZE].reshape(stacked, DECK_SIZE)
         game._decks = [row.tolist() for row in stack] if stacked else None
         game.totals = self.totals[i].tolist()
-        game.round = int(v[K.I_ROUND])
-        game.dealer = int(v[K.I_DEALER])
+        game.round = int(v[kernels.I_ROUND])
+        game.dealer = int(v[kernels.I_DEALER])
         game.round_history = [list(results) for results in round_history]
         game.last_round_results = game.round_history[-1] if game.round_history else None
-        game.rounds_completed = int(v[K.I_ROUNDS_DONE])
-        game.draw_pile = c[L[K.L_DRAW] : L[K.L_DRAW] + v[K.I_DRAW_LEN]].tolist()
-        game.discard_pile = c[L[K.L_DISC] : L[K.L_DISC] + v[K.I_DISC_LEN]].tolist()
-        game.discard_counts = c[L[K.L_DISC_COUNTS] : L[K.L_DISC_COUNTS] + K.FACES].tolist()
-        game.hand_size = int(v[K.I_HAND_SIZE])
+        game.rounds_completed = int(v[kernels.I_ROUNDS_DONE])
+        game.draw_pile = c[L[kernels.L_DRAW] : L[kernels.L_DRAW] + v[kernels.I_DRAW_LEN]].tolist()
+        game.discard_pile = c[L[kernels.L_DISC] : L[kernels.L_DISC] + v[kernels.I_DISC_LEN]].tolist()
+        game.discard_counts = c[L[kernels.L_DISC_COUNTS] : L[kernels.L_DISC_COUNTS] + kernels.FACES].tolist()
+        game.hand_size = int(v[kernels.I_HAND_SIZE])
         game.hands = self.hands()[i].tolist()
-        game.known_taken = c[L[K.L_KNOWN] : L[K.L_KNOWN] + n * K.FACES].reshape(n, K.FACES).tolist()
-        game.current_player = int(v[K.I_CUR])
-        game.phase = Phase(int(v[K.I_PHASE]))
-        game.went_out = None if v[K.I_WENT_OUT] < 0 else int(v[K.I_WENT_OUT])
-        game.turns_this_round = int(v[K.I_TURNS])
-        game.reshuffles = int(v[K.I_RESHUFFLES])
+        game.known_taken = (
+            c[L[kernels.L_KNOWN] : L[kernels.L_KNOWN] + n * kernels.FACES].reshape(n, kernels.FACES).tolist()
+        )
+        game.current_player = int(v[kernels.I_CUR])
+        game.phase = Phase(int(v[kernels.I_PHASE]))
+        game.went_out = None if v[kernels.I_WENT_OUT] < 0 else int(v[kernels.I_WENT_OUT])
+        game.turns_this_round = int(v[kernels.I_TURNS])
+        game.reshuffles = int(v[kernels.I_RESHUFFLES])
         game.last_action = None
         game._go_out_bits = None
         game.laid = self.laid(i)
         game.lay_order = self.lay_order(i)
         game.candidates = self.candidates(i) if game.phase == Phase.LAY else ()
-        game._lay_queue = c[L[K.L_QUEUE] + v[K.I_Q_HEAD] : L[K.L_QUEUE] + v[K.I_Q_LEN]].tolist()
+        game._lay_queue = c[L[kernels.L_QUEUE] + v[kernels.I_Q_HEAD] : L[kernels.L_QUEUE] + v[kernels.I_Q_LEN]].tolist()
         game.challenge_history = [list(challenges) for challenges in challenge_history]
         game.challenge_log = self.challenge_log(i)
         game.candidate_bluff = self._candidate_bluff(i)
         game._challenge_queue = []
         if game.phase == Phase.CHALLENGE:
-            head, left = int(v[K.I_CHALLENGER]), int(v[K.I_CHALLENGERS_LEFT])
+            head, left = int(v[kernels.I_CHALLENGER]), int(v[kernels.I_CHALLENGERS_LEFT])
             game._challenge_queue = [(head + k) % n for k in range(left)]
         return game
 
@@ -592,35 +626,35 @@ class BatchGame:
             raise ValueError(f"load: round {game.round + 1} deals {self.config.hand_sizes[game.round]} cards here")
         if game.card_count() != DECK_SIZE:
             raise ValueError(f"load: the game holds {game.card_count()} cards, not {DECK_SIZE}")
-        n, L, F = self.num_players, self.L, K.FACES
+        n, L, F = self.num_players, self.offsets, kernels.FACES
         c = self.cards[i]
         v = self.ints[i]
         c[:] = 0
         v[:] = 0
-        c[L[K.L_HANDS] : L[K.L_HANDS] + n * F] = np.asarray(game.hands).reshape(-1)
-        c[L[K.L_KNOWN] : L[K.L_KNOWN] + n * F] = np.asarray(game.known_taken).reshape(-1)
-        c[L[K.L_DISC_COUNTS] : L[K.L_DISC_COUNTS] + F] = game.discard_counts
-        c[L[K.L_DRAW] : L[K.L_DRAW] + len(game.draw_pile)] = game.draw_pile
-        c[L[K.L_DISC] : L[K.L_DISC] + len(game.discard_pile)] = game.discard_pile
+        c[L[kernels.L_HANDS] : L[kernels.L_HANDS] + n * F] = np.asarray(game.hands).reshape(-1)
+        c[L[kernels.L_KNOWN] : L[kernels.L_KNOWN] + n * F] = np.asarray(game.known_taken).reshape(-1)
+        c[L[kernels.L_DISC_COUNTS] : L[kernels.L_DISC_COUNTS] + F] = game.discard_counts
+        c[L[kernels.L_DRAW] : L[kernels.L_DRAW] + len(game.draw_pile)] = game.draw_pile
+        c[L[kernels.L_DISC] : L[kernels.L_DISC] + len(game.discard_pile)] = game.discard_pile
         for index, value in (
-            (K.I_ROUND, game.round),
-            (K.I_DEALER, game.dealer),
-            (K.I_CUR, game.current_player),
-            (K.I_PHASE, int(game.phase)),
-            (K.I_WENT_OUT, -1),
-            (K.I_TURNS, game.turns_this_round),
-            (K.I_RESHUFFLES, game.reshuffles),
-            (K.I_DRAW_LEN, len(game.draw_pile)),
-            (K.I_DISC_LEN, len(game.discard_pile)),
-            (K.I_HAND_SIZE, game.hand_size),
-            (K.I_ROUNDS_DONE, game.rounds_completed),
-            (K.I_LAST_OUT, -1),
+            (kernels.I_ROUND, game.round),
+            (kernels.I_DEALER, game.dealer),
+            (kernels.I_CUR, game.current_player),
+            (kernels.I_PHASE, int(game.phase)),
+            (kernels.I_WENT_OUT, -1),
+            (kernels.I_TURNS, game.turns_this_round),
+            (kernels.I_RESHUFFLES, game.reshuffles),
+            (kernels.I_DRAW_LEN, len(game.draw_pile)),
+            (kernels.I_DISC_LEN, len(game.discard_pile)),
+            (kernels.I_HAND_SIZE, game.hand_size),
+            (kernels.I_ROUNDS_DONE, game.rounds_completed),
+            (kernels.I_LAST_OUT, -1),
         ):
             v[index] = value
-        v[L[K.L_TOTALS] : L[K.L_TOTALS] + n] = game.totals
+        v[L[kernels.L_TOTALS] : L[kernels.L_TOTALS] + n] = game.totals
         self.rng[i, 0] = np.uint64(int(seed) % _U64)
         self.rng[i, 1] = _bot_stream(np.uint64(int(seed) % _U64))
-        self.go[i] = K.GO_UNKNOWN if game.phase == Phase.DISCARD else 0
+        self.go[i] = kernels.GO_UNKNOWN if game.phase == Phase.DISCARD else 0
 
     def nbytes(self) -> int:
         """Bytes held by the state arrays."""

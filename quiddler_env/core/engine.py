@@ -31,14 +31,15 @@ from typing import Any
 import numpy as np
 
 from . import batch_bots
-from . import batch_kernels as K
+from . import batch_kernels as kernels
 from .batch import BatchGame, game_seed
+from .batch_bots import StepResults
 from .config import QuiddlerConfig
 from .game import IllegalActionError, Phase, QuiddlerGame
 from .scoring import RoundResult
 from .solver import HandSolver
 
-__all__ = ["COMPILED_BOTS", "Game", "IllegalActionError", "LearnerGames", "Phase", "game_seed"]
+__all__ = ["COMPILED_BOTS", "Game", "IllegalActionError", "LearnerGames", "Phase", "StepResults", "game_seed"]
 
 COMPILED_BOTS: tuple[str, ...] = tuple(batch_bots.BOT_CODES)
 """The bots the engine plays itself, by name (an opponent named so costs no Python per move)."""
@@ -67,8 +68,8 @@ class Game:
         """The views the hot path reads: the game's row of ints and the kernels' arguments, in their order."""
         b = self._batch
         self._ints = b.ints[0]
-        self._state = (b.cards, b.ints, b.rng, b.go, b.L, b.R, b.sizes, b.S, b.obs_starts)
-        self._gain = slice(int(b.L[K.L_GAIN]), int(b.L[K.L_GAIN]) + self.num_players)
+        self._state = (b.cards, b.ints, b.rng, b.go, b.offsets, b.rules, b.sizes, b.tables, b.obs_starts)
+        self._gain = slice(int(b.offsets[kernels.L_GAIN]), int(b.offsets[kernels.L_GAIN]) + self.num_players)
 
     # -- playing -------------------------------------------------------------------------------
 
@@ -89,11 +90,11 @@ class Game:
 
         An illegal move raises `IllegalActionError` and changes nothing."""
         ints = self._ints
-        rounds_before = ints[K.I_ROUNDS_DONE]
-        if not K.step_view(0, move, self.legal_mask, self.observation, *self._state):
+        rounds_before = ints[kernels.I_ROUNDS_DONE]
+        if not kernels.step_view(0, move, self.legal_mask, self.observation, *self._state):
             legal = np.flatnonzero(self.legal_mask).tolist()
             raise IllegalActionError(f"illegal action {move} for player {self.current_player}; legal: {legal}")
-        if ints[K.I_ROUNDS_DONE] == rounds_before:
+        if ints[kernels.I_ROUNDS_DONE] == rounds_before:
             return None
         results = self._batch.round_results(0)
         gains = ints[self._gain]
@@ -105,21 +106,23 @@ class Game:
     def _view(self) -> None:
         """The mover's legal moves and observation from the state (a step writes them itself)."""
         b = self._batch
-        K.view_row(0, self.legal_mask, self.observation, b.cards, b.ints, b.go, b.L, b.R, b.S, b.obs_starts)
+        kernels.view_row(
+            0, self.legal_mask, self.observation, b.cards, b.ints, b.go, b.offsets, b.rules, b.tables, b.obs_starts
+        )
 
     # -- reading -------------------------------------------------------------------------------
 
     @property
     def current_player(self) -> int:
-        return int(self._ints[K.I_CUR])
+        return int(self._ints[kernels.I_CUR])
 
     @property
     def phase(self) -> Phase:
-        return Phase(int(self._ints[K.I_PHASE]))
+        return Phase(int(self._ints[kernels.I_PHASE]))
 
     @property
     def is_over(self) -> bool:
-        return bool(self._ints[K.I_PHASE] == K.GAME_OVER)
+        return bool(self._ints[kernels.I_PHASE] == kernels.GAME_OVER)
 
     @property
     def totals(self) -> list[int]:
@@ -133,8 +136,8 @@ class Game:
     @property
     def discard_top(self) -> int:
         """The face index on top of the discard pile, -1 when it is empty."""
-        length = int(self._ints[K.I_DISC_LEN])
-        return int(self._batch.cards[0, int(self._batch.L[K.L_DISC]) + length - 1]) if length else -1
+        length = int(self._ints[kernels.I_DISC_LEN])
+        return int(self._batch.cards[0, int(self._batch.offsets[kernels.L_DISC]) + length - 1]) if length else -1
 
     def hand(self, seat: int) -> list[int]:
         """Seat's hand as face counts (hidden information: for referees, rewards and analysis, not policies)."""
@@ -176,7 +179,12 @@ class Game:
         self.observation[...] = state["observation"]
 
 
-REWARD_CODES = {"round_score": K.ROUND_SCORE, "relative": K.RELATIVE, "lead": K.LEAD, "win_loss": K.WIN_LOSS}
+REWARD_CODES = {
+    "round_score": kernels.ROUND_SCORE,
+    "relative": kernels.RELATIVE,
+    "lead": kernels.LEAD,
+    "win_loss": kernels.WIN_LOSS,
+}
 """The reward modes as the kernels know them (`batch_kernels.learner_reward`)."""
 RESET_ACTION = batch_bots.RESET_ACTION
 """The one action a learner's mask allows once its episode ended (the next action is then ignored)."""
@@ -214,7 +222,7 @@ class LearnerGames:
         self.max_cycles = max_cycles or 0
         self.seat_code = -1 if learner_seat == "random" else int(learner_seat)
         self.slot_offset = int(slot_offset)
-        self.seed = np.uint64(0)
+        self.seed = 0  # (and the setting the kernels read)
         self.seats = np.zeros(N, dtype=np.int64)
         self.bots = np.full((N, n), NOT_A_BOT, dtype=np.int8)
         self.moves = np.zeros(N, dtype=np.int64)
@@ -222,27 +230,45 @@ class LearnerGames:
         self.episodes = np.zeros(N, dtype=np.int64)
         self.masks = np.zeros((N, self.num_actions), dtype=np.int8)
         self.observations = np.zeros((N, self.games.observation_size), dtype=np.float32)
-        self._waiting = np.full(N, -1, dtype=np.int64)
 
     @staticmethod
     def bot_codes(names: Sequence[str]) -> np.ndarray:
         """The compiled bots' codes of `names` (each one of `COMPILED_BOTS`), seat by seat."""
         return np.asarray([batch_bots.BOT_CODES[name] for name in names], dtype=np.int8)
 
-    def _kernel_state(self) -> tuple:
-        g = self.games
-        return (g.cards, g.ints, g.rng, g.go, g.L, g.R, g.sizes, g.S, g.obs_starts, self.num_actions, g.best_memo,
-                g.table_memo)  # fmt: skip
+    @property
+    def seed(self) -> np.uint64:
+        """The batch's seed: slot s's episode e is dealt from `game_seed(seed, s, e)`."""
+        return self._seed
+
+    @seed.setter
+    def seed(self, value: int) -> None:
+        self._seed = np.uint64(value)
+        self._setting = (  # a `batch_bots.LearnerSetting`, as a plain tuple (see `batch_bots.GameArrays`)
+            self._seed, np.int64(self.slot_offset), np.int64(self.seat_code), np.int64(self.max_cycles),
+            np.int64(self.reward_code), np.float64(self.reward_scale), np.float64(self.illegal_reward),
+        )  # fmt: skip
+
+    def _learners(self) -> tuple:
+        """The `batch_bots.Learners` the kernels take, as a plain tuple (see `batch_bots.GameArrays`)."""
+        return (self.seats, self.bots, self.moves, self.steps, self.episodes, self.masks, self.observations)
+
+    def new_results(self) -> StepResults:
+        """Zeroed outputs for one `step`: rewards, flags and the infos' figures (round scores, round bonuses,
+        totals: games x players; winner counts), by game."""
+        N, n = self.games.num_games, self.num_players
+        flags = (np.zeros(N, dtype=bool) for _ in range(5))
+        figures = (np.zeros((N, n), dtype=np.int64) for _ in range(3))
+        return StepResults(
+            np.zeros(N, dtype=np.float64), *flags, *figures, np.zeros(N, dtype=np.int64), np.full(N, -1, np.int64)
+        )
 
     def start_bot_episodes(self, slots: np.ndarray, codes: np.ndarray) -> None:
         """Deal each of `slots` its next episode (episode `episodes[i]` of slot i + slot_offset: `game_seed`),
         seat its learner and the bots `codes` (k seats after the learner: codes[k - 1]), play them up to the
         learner's move and write its mask and observation: one compiled call."""
-        batch_bots.start_episodes(
-            np.ascontiguousarray(slots, dtype=np.int64), self.seed, np.int64(self.slot_offset), self.episodes,
-            np.int64(self.seat_code), codes, self.seats, self.bots, self.moves, self.steps, self.masks,
-            self.observations, *self._kernel_state(),
-        )  # fmt: skip
+        slots = np.ascontiguousarray(slots, dtype=np.int64)
+        batch_bots.start_episodes(slots, codes, self._setting, self._learners(), self.games.kernel_args)
 
     def deal(self, slots: np.ndarray) -> np.ndarray:
         """Deal each of `slots` its next episode, seats to be assigned by the caller (then `play_bots` and
@@ -256,50 +282,25 @@ class LearnerGames:
         return seeds
 
     def step(
-        self,
-        actions: np.ndarray,
-        restart: np.ndarray,
-        codes: np.ndarray,
-        rewards: np.ndarray,
-        terminated: np.ndarray,
-        truncated: np.ndarray,
-        illegal: np.ndarray,
-        round_ended: np.ndarray,
-        over: np.ndarray,
-        figures: tuple[np.ndarray, ...],
+        self, actions: np.ndarray, restart: np.ndarray, codes: np.ndarray, results: StepResults
     ) -> tuple[np.ndarray, np.ndarray]:
         """Each game's learner step (see `batch_bots.vector_step`; restart[i]: 0 play, 1 start the next episode
-        with the bots `codes`, 2 leave it to the caller), writing the outputs in place. Returns the games
-        waiting on a Python policy and their rounds completed before the learner's move: play them, then
-        `finish(games, rounds_before, ...)`."""
+        with the bots `codes`, 2 leave it to the caller), writing `results` (`new_results`) and the learners'
+        masks and observations in place. Returns the games waiting on a Python policy and their rounds
+        completed before the learner's move: play them, then `finish(games, rounds_before, results)`."""
+        actions = actions.astype(np.int64, copy=False)
         batch_bots.vector_step(
-            actions.astype(np.int64, copy=False), restart, self.seed, np.int64(self.slot_offset), self.episodes,
-            np.int64(self.seat_code), codes, self.seats, self.bots, self.moves, self.steps, self.max_cycles,
-            self.reward_code, self.reward_scale, self.illegal_reward, self.masks, self.observations, rewards,
-            terminated, truncated, illegal, round_ended, over, figures, self._waiting, *self._kernel_state(),
-        )  # fmt: skip
-        waiting = np.flatnonzero(self._waiting >= 0)
-        return waiting, self._waiting[waiting]
+            actions, restart, codes, self._setting, self._learners(), tuple(results), self.games.kernel_args
+        )
+        waiting = np.flatnonzero(results.waiting >= 0)
+        return waiting, results.waiting[waiting]
 
-    def finish(
-        self,
-        games: np.ndarray,
-        rounds_before: np.ndarray,
-        rewards: np.ndarray,
-        terminated: np.ndarray,
-        truncated: np.ndarray,
-        round_ended: np.ndarray,
-        over: np.ndarray,
-        figures: tuple[np.ndarray, ...],
-    ) -> None:
+    def finish(self, games: np.ndarray, rounds_before: np.ndarray, results: StepResults) -> None:
         """End the learner step of `games` that `step` returned waiting, once the caller played their Python
         seats up to the learner's move or the game's end: rewards, flags, figures, masks and observations."""
-        g = self.games
         batch_bots.finish_steps(
-            games, rounds_before, self.seats, self.steps, self.max_cycles, self.reward_code, self.reward_scale,
-            self.masks, self.observations, rewards, terminated, truncated, round_ended, over, figures, g.cards,
-            g.ints, g.go, g.L, g.R, g.S, g.obs_starts,
-        )  # fmt: skip
+            games, rounds_before, self._setting, self._learners(), tuple(results), self.games.kernel_args
+        )
 
     def refresh(self, slots: np.ndarray) -> None:
         """Write the learners' masks and observations of `slots` from their games (after `deal` and play)."""

@@ -25,6 +25,16 @@ each discard (for the bots), `layout_front_hand` the layouts a player lays from.
 A word's fit in a state is one subtraction on a packed form (5 bits per field:
 4 for the count, 1 guard that a borrow clears), so hands have at most 12 fields
 (`_best_table` tests up to 64 words at once, with bit sets).
+
+Shape, and why. The searches take the dictionary's arrays one by one (`edge_start`, `edge_label`,
+`edge_child`, `node_term`, `term_points`, `term_letters`, `term_cards`: the trie and its terms, as
+`solver.HandSolver` holds them), so `layout_front_path` and its two wrappers take 14-15 parameters: they
+are called from Python for one hand at a time (`HandSolver`), where numba's dispatcher types loose arrays
+fastest (`benchmarks/dispatch_cost.py`), as well as from the engine's kernels. The three searches
+(`_covers`, `_best_table`, `layout_front_path`) are each one function, 81, 156 and 363 lines: each is a
+loop over states whose phases (a sweep down, a build up, a walk back) share a dozen arrays carved from
+the scratch space and as many counters; split, each part would take them all as parameters. Their
+docstrings give the algorithm, and `tests/test_solver.py` pins them against a brute-force search.
 """
 
 from __future__ import annotations

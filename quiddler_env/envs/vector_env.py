@@ -238,15 +238,17 @@ class QuiddlerVectorEnv(VectorEnv):
                 f"array of shape {actions.shape}"
             )
         N = self.num_envs
-        rewards = np.zeros(N, dtype=np.float64)
-        terminated = np.zeros(N, dtype=bool)
-        truncated = np.zeros(N, dtype=bool)
-        illegal = np.zeros(N, dtype=bool)
-        round_ended = np.zeros(N, dtype=bool)
-        over = np.zeros(N, dtype=bool)
-        figures = self._new_figures()
-        next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
         learners = self.learners
+        results = learners.new_results()
+        rewards, terminated, truncated, illegal = (
+            results.rewards,
+            results.terminated,
+            results.truncated,
+            results.illegal,
+        )
+        round_ended, over = results.round_ended, results.over
+        figures = (results.scores, results.bonuses, results.totals, results.winners)
+        next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
         # Every row of the observations is written below (the restarted games' too), so they go into a new
         # array, which is returned as it is: the one the last step returned stays the caller's.
         learners.observations = np.empty_like(learners.observations)
@@ -256,11 +258,10 @@ class QuiddlerVectorEnv(VectorEnv):
         if not next_step:
             restart[:] = 0
         codes = self._codes if self._codes is not None else _NO_CODES
-        flags = (rewards, terminated, truncated, illegal, round_ended, over, figures)
-        waiting, rounds_before = learners.step(actions, restart, codes, *flags)
+        waiting, rounds_before = learners.step(actions, restart, codes, results)
         if waiting.size:  # games at a Python policy's move: play them up to the learner's, then end their step
             self._advance(waiting)
-            learners.finish(waiting, rounds_before, rewards, terminated, truncated, round_ended, over, figures)
+            learners.finish(waiting, rounds_before, results)
         if self._codes is None and next_step and self._needs_reset.any():
             self._start(np.flatnonzero(self._needs_reset))
         done = terminated | truncated
