@@ -94,3 +94,93 @@ def test_a_level_is_kept_within_another_referee_list(tmp_path):
     words = level_dictionary(1, str(referee)).words
     assert set(words) <= {"the", "cat"} and "the" in words
     assert len(level_dictionary(1).words) == LEVELS[0].words
+
+
+# -- bots of a level ---------------------------------------------------------------------------------------------
+
+
+def _play(specs, games, hand_sizes=(3, 4, 5, 6, 7, 8, 9, 10), seed=0):
+    """Play `games` seeded games of the given bots, the engine told each seat's words as `evaluate.py` tells it.
+    Returns (laid words per seat, rounds, rounds whose first mover went out on its first turn)."""
+    from agents.registry import make
+    from quiddler_env.core import actions as A
+    from quiddler_env.core.config import QuiddlerConfig
+    from quiddler_env.core.game import QuiddlerGame
+    from quiddler_env.core.observation import encode_observation
+
+    config = QuiddlerConfig(num_players=len(specs), hand_sizes=hand_sizes)
+    agents = [make(spec, seed=i, config=config) for i, spec in enumerate(specs)]
+    game = QuiddlerGame(config)
+    game.set_seat_solvers([a.seat_solver() for a in agents])
+    laid: list[set[str]] = [set() for _ in specs]
+    rounds = first_turn = 0
+    for g in range(games):
+        game.reset(seed=seed + g)
+        while not game.is_over:
+            p = game.current_player
+            action = agents[p].act(encode_observation(game, p), game.legal_action_mask())
+            if action >= A.GO_OUT_BASE and game.turns_this_round == 0:
+                first_turn += 1
+            round_before = game.rounds_completed
+            for q, layout in enumerate(game.laid):
+                if layout is not None:
+                    laid[q].update(layout.spelled)
+            game.step(action)
+            if game.rounds_completed != round_before:
+                rounds += 1
+    return laid, rounds, first_turn
+
+
+def test_a_bot_of_a_level_lays_only_its_levels_words():
+    level = level_dictionary(1)
+    laid, rounds, _ = _play(["greedy:level=1", "expert:level=1:samples=8", "greedy"], games=2)
+    assert rounds == 16
+    assert laid[0] and laid[1], "the level bots laid no word at all"
+    assert set().union(laid[0], laid[1]) <= set(level.words)
+    assert laid[2] - set(level.words), "the whole dictionary's bot laid only level-1 words: the check is vacuous"
+
+
+def test_fewer_rounds_end_on_the_first_turn_with_a_smaller_level():
+    """Measured over the same seeded deals: with ENABLE greedy goes out at once in most rounds; with the
+    beginner's 3,969 words in far fewer, and with the everyday list in fewer than ENABLE."""
+    _, rounds, full = _play(["greedy", "greedy"], games=3)
+    _, rounds_1, beginner = _play(["greedy:level=1", "greedy:level=1"], games=3)
+    _, rounds_3, everyday = _play(["greedy:level=3", "greedy:level=3"], games=3)
+    assert rounds == rounds_1 == rounds_3 == 24
+    assert beginner < everyday < full
+
+
+def test_a_level_is_refused_in_the_challenge_variant_and_in_specs_in_one_line():
+    from agents.registry import make, parse_spec
+    from quiddler_env.core.config import QuiddlerConfig
+
+    assert parse_spec("greedy:level=2")[2] == {"level": 2}
+    assert parse_spec("expert:level=well-read:samples=8")[2] == {"level": 4, "samples": 8}
+    assert parse_spec("search:level=1")[2] == {"level": 1}
+    for spec, message in (
+        ("greedy:level=5", r"greedy: level must be a positive integer up to 4 \(1 beginner"),
+        ("greedy:level=0", "level must be"),
+        ("expert:level=genius", r"unknown level 'genius': the levels are 1 \(beginner\)"),
+        ("random:level=1", "unknown parameter 'level' for random"),
+    ):
+        with pytest.raises(ValueError, match=message) as info:
+            parse_spec(spec)
+        assert "\n" not in str(info.value)
+    with pytest.raises(ValueError, match="not in the challenge variant"):
+        make("greedy:level=1", config=QuiddlerConfig(challenges=True))
+
+
+def test_a_level_names_a_seat_vocabulary_in_the_challenge_variant():
+    from quiddler_env.core.config import QuiddlerConfig
+    from quiddler_env.core.game import QuiddlerGame
+    from quiddler_env.core.vocabulary import load_vocabulary
+
+    assert load_vocabulary("level-2") is level_dictionary(2)
+    assert load_vocabulary("level-casual") is level_dictionary(2)
+    subset = load_vocabulary("level-2:0.5:7")
+    assert set(subset.words) < set(level_dictionary(2).words)
+    game = QuiddlerGame(QuiddlerConfig(challenges=True, vocabularies=("level-1", "referee")))
+    assert game.seat_solvers[0].dictionary is level_dictionary(1)
+    with pytest.raises(ValueError, match=r"unknown level '9'") as info:
+        QuiddlerConfig(challenges=True, vocabularies=("level-9",))
+    assert "\n" not in str(info.value)

@@ -139,8 +139,10 @@ def play_scheduled_game(tournament: Tournament, players: Sequence, game: Quiddle
     seed, decks, rng = tournament.cards(slot.deal)
     for p in set(slot.seats):
         players[p].reset(agent_seed(tournament.seed, index, p))
-    game.reset(rng=rng, decks=decks)
     seats = [players[p] for p in slot.seats]
+    if not game.challenges:  # a bot's level: the engine lays for its seat only the words it knows
+        game.set_seat_solvers([_seat_solver(agent) for agent in seats])
+    game.reset(rng=rng, decks=decks)
     actions: list[tuple[int, int]] = []
     rounds: list[dict] = []
     while not game.is_over:
@@ -162,6 +164,12 @@ def play_scheduled_game(tournament: Tournament, players: Sequence, game: Quiddle
         actions=actions,
         rounds=rounds,
     )
+
+
+def _seat_solver(agent):
+    """The agent's seat words (`BaseAgent.seat_solver`: a bot's level), None for the referee's."""
+    seat_solver = getattr(agent, "seat_solver", None)
+    return seat_solver() if callable(seat_solver) else None
 
 
 # -- running -------------------------------------------------------------------------------------
