@@ -184,3 +184,20 @@ def test_a_level_names_a_seat_vocabulary_in_the_challenge_variant():
     with pytest.raises(ValueError, match=r"unknown level '9'") as info:
         QuiddlerConfig(challenges=True, vocabularies=("level-9",))
     assert "\n" not in str(info.value)
+
+
+def test_evaluate_tells_the_engine_each_seats_level_in_every_seat_order():
+    """Tournaments (`evaluate.py`) play a level bot game by game, in both seats, laying only its words."""
+    from agents.evaluation.tournament import Tournament, build_players, play_all
+    from quiddler_env.core.config import QuiddlerConfig
+
+    t = Tournament(("greedy:level=1", "greedy"), games=4, seed=5, rules=QuiddlerConfig(hand_sizes=(5, 8)))
+    played = play_all(t, build_players(t))  # engine auto: single, a level bot is not the compiled greedy
+    words = set(level_dictionary(1).words)
+    seen = set()
+    for game in played:
+        level_seat = game.seats.index(0)
+        seen.add(level_seat)
+        for record in game.rounds:
+            assert set(record["results"][level_seat]["spelled"]) <= words
+    assert seen == {0, 1}

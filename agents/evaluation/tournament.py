@@ -34,6 +34,7 @@ from quiddler_env.core.config import MAX_PLAYERS, MIN_PLAYERS
 from quiddler_env.core.game import QuiddlerGame
 from quiddler_env.core.observation import encode_observation
 
+from ..arena import seat_solver_of
 from .schedule import (  # the schedule, re-exported: tournament.Tournament etc. stay where they were
     MAX_POOL,
     PlayedGame,
@@ -141,7 +142,7 @@ def play_scheduled_game(tournament: Tournament, players: Sequence, game: Quiddle
         players[p].reset(agent_seed(tournament.seed, index, p))
     seats = [players[p] for p in slot.seats]
     if not game.challenges:  # a bot's level: the engine lays for its seat only the words it knows
-        game.set_seat_solvers([_seat_solver(agent) for agent in seats])
+        game.set_seat_solvers([seat_solver_of(agent) for agent in seats])
     game.reset(rng=rng, decks=decks)
     actions: list[tuple[int, int]] = []
     rounds: list[dict] = []
@@ -164,12 +165,6 @@ def play_scheduled_game(tournament: Tournament, players: Sequence, game: Quiddle
         actions=actions,
         rounds=rounds,
     )
-
-
-def _seat_solver(agent):
-    """The agent's seat words (`BaseAgent.seat_solver`: a bot's level), None for the referee's."""
-    seat_solver = getattr(agent, "seat_solver", None)
-    return seat_solver() if callable(seat_solver) else None
 
 
 # -- running -------------------------------------------------------------------------------------
