@@ -102,7 +102,7 @@ def test_a_level_is_kept_within_another_referee_list(tmp_path):
 def _play(specs, games, hand_sizes=(3, 4, 5, 6, 7, 8, 9, 10), seed=0):
     """Play `games` seeded games of the given bots, the engine told each seat's words as `evaluate.py` tells it.
     Returns (laid words per seat, rounds, rounds whose first mover went out on its first turn)."""
-    from agents.registry import make
+    from quiddler_agents.registry import make
     from quiddler_env.core import actions as A
     from quiddler_env.core.config import QuiddlerConfig
     from quiddler_env.core.game import QuiddlerGame
@@ -151,7 +151,7 @@ def test_fewer_rounds_end_on_the_first_turn_with_a_smaller_level():
 
 
 def test_a_level_is_refused_in_the_challenge_variant_and_in_specs_in_one_line():
-    from agents.registry import make, parse_spec
+    from quiddler_agents.registry import make, parse_spec
     from quiddler_env.core.config import QuiddlerConfig
 
     assert parse_spec("greedy:level=2")[2] == {"level": 2}
@@ -188,7 +188,7 @@ def test_a_level_names_a_seat_vocabulary_in_the_challenge_variant():
 
 def test_evaluate_tells_the_engine_each_seats_level_in_every_seat_order():
     """Tournaments (`evaluate.py`) play a level bot game by game, in both seats, laying only its words."""
-    from agents.evaluation.tournament import Tournament, build_players, play_all
+    from quiddler_agents.evaluation.tournament import Tournament, build_players, play_all
     from quiddler_env.core.config import QuiddlerConfig
 
     t = Tournament(("greedy:level=1", "greedy"), games=4, seed=5, rules=QuiddlerConfig(hand_sizes=(5, 8)))
