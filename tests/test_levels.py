@@ -201,3 +201,21 @@ def test_evaluate_tells_the_engine_each_seats_level_in_every_seat_order():
         for record in game.rounds:
             assert set(record["results"][level_seat]["spelled"]) <= words
     assert seen == {0, 1}
+    # A saved game replays move for move to its totals: the replay gives the level seat its words again.
+    from quiddler_agents.evaluation.replay import replay_states
+    from quiddler_agents.evaluation.report import games_jsonl
+
+    for line in games_jsonl(t, played).splitlines():
+        for _ in replay_states(json.loads(line)):
+            pass
+
+
+def test_the_table_offers_a_level_as_a_seat_vocabulary_and_seats_a_level_bot(tmp_path):
+    from quiddler_agents.table.offer import Offer
+    from quiddler_agents.table.session import TableGame
+
+    rules = Offer(tmp_path).rules({"challenges": True, "vocabularies": ["level-2", "level-casual:0.5:3"]})
+    assert rules["vocabularies"] == ["level-2", "level-casual:0.5:3"]
+    session = TableGame(["human", "greedy:level=1"], seed=3)
+    assert session.game.seat_solvers[1].dictionary is level_dictionary(1)
+    assert session.game.seat_solvers[0] is session.game.solver
