@@ -262,13 +262,7 @@ class BaseAgent(ABC):
                 f"config must be a QuiddlerConfig or None, got {type(config).__name__}: {config!r} "
                 "(an agent's table size is config.num_players; there is no num_players argument)"
             )
-        if level is not None:
-            if isinstance(level, str):
-                level = get_level(level).number
-            level = check_params(self.name, {"level": LEVEL_PARAM}, level=level)["level"]
-            if config is not None and config.challenges:
-                raise ValueError(_LEVEL_IN_CHALLENGES)
-        self.level: int | None = level
+        self.level: int | None = check_level(self.name, level, config)
         """The shipped level whose words the agent knows (None: the whole dictionary)."""
         self.num_players = config.num_players if config is not None else None
         """The table size: the config's, or read from the first observation."""
@@ -402,6 +396,22 @@ class BaseAgent(ABC):
     def __repr__(self) -> str:
         level = "" if self.level is None else f", level={self.level}"
         return f"{type(self).__name__}(num_players={self.num_players}{level})"
+
+
+def check_level(agent: str, level: int | str | None, config: QuiddlerConfig | None = None) -> int | None:
+    """A bot's `level` as its number (a name is read too), None for none; a one-line ValueError naming the
+    agent for a level that does not exist or for one in the challenge variant."""
+    if level is None:
+        return None
+    if isinstance(level, str):
+        try:
+            level = get_level(level).number
+        except ValueError as exc:
+            raise ValueError(f"{agent}: {exc}") from None
+    level = check_params(agent, {"level": LEVEL_PARAM}, level=level)["level"]
+    if config is not None and config.challenges:
+        raise ValueError(f"{agent}: {_LEVEL_IN_CHALLENGES}")
+    return level
 
 
 _LEVEL_IN_CHALLENGES = (

@@ -42,7 +42,7 @@ from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import Phase, QuiddlerGame
 from quiddler_env.core.observation import observation_layout
 
-from .base import CHALLENGE, DRAW, LAY, BaseAgent, SeatView, legal_list
+from .base import CHALLENGE, DRAW, LAY, BaseAgent, SeatView, check_level, legal_list
 from .expert import ExpertAgent
 from .params import LEVEL_PARAM, MAX_MS, MAX_SAMPLES, MAX_TOP, Param, check_params
 
@@ -77,6 +77,7 @@ class SearchAgent(BaseAgent):
         top: int = 4,
     ):
         checked = check_params("search", self.PARAMS, samples=samples, ms=ms, top=top)
+        level = check_level("search", level, config)  # before its expert checks it under its own name
         self.samples = checked["samples"]
         self.ms = checked["ms"]
         self.top = checked["top"]
