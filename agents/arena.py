@@ -23,6 +23,12 @@ class GameRecord:
     seconds: list[list[float]] = field(default_factory=list)
 
 
+def seat_solver_of(agent: Agent):
+    """The agent's seat words (`BaseAgent.seat_solver`: a bot's level), None for the referee's."""
+    seat_solver = getattr(agent, "seat_solver", None)
+    return seat_solver() if callable(seat_solver) else None
+
+
 def play_game(
     agents: Sequence[Agent],
     seed: int,
@@ -40,6 +46,8 @@ def play_game(
         game = QuiddlerGame(config or QuiddlerConfig(num_players=len(agents)))
     if game.num_players != len(agents):
         raise ValueError(f"{len(agents)} agents for a {game.num_players}-player game")
+    if not game.challenges:  # a bot's level: the engine lays for its seat only the words it knows
+        game.set_seat_solvers([seat_solver_of(agent) for agent in agents])
     game.reset(seed)
     seconds: list[list[float]] = [[] for _ in agents]
     decisions = 0

@@ -22,9 +22,12 @@ from quiddler_env.core.actions import LAY_BASE, NUM_ACTIONS, num_actions
 from quiddler_env.core.cards import DECK_SIZE, NUM_FACES
 from quiddler_env.core.config import MAX_HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, QuiddlerConfig
 from quiddler_env.core.dictionary import load_dictionary
+from quiddler_env.core.levels import get_level, level_dictionary
 from quiddler_env.core.observation import LETTERS_SCALE, TOTAL_SCALE, WORDS_SCALE, observation_layout
 from quiddler_env.core.solver import Figures, HandSolver, get_solver
 from quiddler_env.core.vocabulary import load_vocabulary
+
+from .params import LEVEL_PARAM, check_params
 
 DRAW, DISCARD, LAY, CHALLENGE, OVER = "draw", "discard", "lay", "challenge", "over"
 MASK_SIZES = (NUM_ACTIONS, num_actions("choose"), num_actions(challenges=True))
@@ -244,16 +247,23 @@ class BaseAgent(ABC):
 
     `config`: the rules the agent plays by; the table size is `config.num_players`. Without one the
     table (size, variant) is read from the first observation and the rules are the defaults for that table.
+    `level`: a shipped level (`quiddler_env.core.levels`, its number or name): the agent finds words only in
+    that list (within the rules' dictionary), and goes out only with them; None: the whole dictionary. Not in
+    the challenge variant, where a seat's words are the rules' `vocabularies` (`level-N` names a level there).
     """
 
     name = "base"
 
-    def __init__(self, seed: int | None = None, config: QuiddlerConfig | None = None):
+    def __init__(
+        self, seed: int | None = None, config: QuiddlerConfig | None = None, *, level: int | str | None = None
+    ):
         if config is not None and not isinstance(config, QuiddlerConfig):
             raise TypeError(
                 f"config must be a QuiddlerConfig or None, got {type(config).__name__}: {config!r} "
                 "(an agent's table size is config.num_players; there is no num_players argument)"
             )
+        self.level: int | None = check_level(self.name, level, config)
+        """The shipped level whose words the agent knows (None: the whole dictionary)."""
         self.num_players = config.num_players if config is not None else None
         """The table size: the config's, or read from the first observation."""
         self._config = config
@@ -279,6 +289,8 @@ class BaseAgent(ABC):
     def solver(self) -> HandSolver:
         """The words this agent knows: the rules' dictionary, or in the challenge variant its seat's vocabulary."""
         cfg = self.config
+        if self.level is not None and self.challenges:
+            raise ValueError(_LEVEL_IN_CHALLENGES)
         if self.seat >= 0 and cfg.challenges:
             solver = self._seat_solvers.get(self.seat)
             if solver is None:
@@ -286,8 +298,17 @@ class BaseAgent(ABC):
                 solver = self._seat_solvers[self.seat] = get_solver(vocabulary, cfg.min_word_cards)
             return solver
         if self._solver is None:
-            self._solver = get_solver(load_dictionary(cfg.dictionary), cfg.min_word_cards)
+            words = (
+                load_dictionary(cfg.dictionary) if self.level is None else level_dictionary(self.level, cfg.dictionary)
+            )
+            self._solver = get_solver(words, cfg.min_word_cards)
         return self._solver
+
+    def seat_solver(self) -> HandSolver | None:
+        """The solver an engine should give this agent's seat outside the challenge variant
+        (`QuiddlerGame.set_seat_solvers`): its level's, so the layouts laid for it hold only its words; None
+        without a level (the referee's)."""
+        return None if self.level is None or self.config.challenges else self.solver
 
     def reset(self, seed: int | None = None) -> None:
         """Re-seed the agent's generator (the same seed gives the same decisions)."""
@@ -318,9 +339,13 @@ class BaseAgent(ABC):
 
     def honest(self, seat: SeatView, legal: list[int]) -> list[int]:
         """The legal moves without bluffs (the challenge variant with `layout: choose`): go-out moves only where
-        the agent's own vocabulary lays every other card, and no bluff candidate."""
+        the agent's own vocabulary lays every other card, and no bluff candidate. With a `level`, outside the
+        variant too: the agent goes out only with words it knows."""
         if not self.challenges:
-            return legal
+            if self.level is None or seat.phase != DISCARD or not any(a >= A.GO_OUT_BASE for a in legal):
+                return legal
+            bits = self.solver.go_out_faces(list(seat.hand))
+            return [a for a in legal if a < A.GO_OUT_BASE or bits >> (a - A.GO_OUT_BASE) & 1] or legal
         if seat.phase == LAY and seat.candidate_bluff >= 0:
             honest = [a for a in legal if a != LAY_BASE + seat.candidate_bluff]
             return honest or legal
@@ -369,8 +394,30 @@ class BaseAgent(ABC):
         """A legal action id for this observation."""
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(num_players={self.num_players})"
+        level = "" if self.level is None else f", level={self.level}"
+        return f"{type(self).__name__}(num_players={self.num_players}{level})"
 
+
+def check_level(agent: str, level: int | str | None, config: QuiddlerConfig | None = None) -> int | None:
+    """A bot's `level` as its number (a name is read too), None for none; a one-line ValueError naming the
+    agent for a level that does not exist or for one in the challenge variant."""
+    if level is None:
+        return None
+    if isinstance(level, str):
+        try:
+            level = get_level(level).number
+        except ValueError as exc:
+            raise ValueError(f"{agent}: {exc}") from None
+    level = check_params(agent, {"level": LEVEL_PARAM}, level=level)["level"]
+    if config is not None and config.challenges:
+        raise ValueError(f"{agent}: {_LEVEL_IN_CHALLENGES}")
+    return level
+
+
+_LEVEL_IN_CHALLENGES = (
+    "level: not in the challenge variant, where each seat's words are the rules' vocabularies "
+    "(name a level there as vocabularies: [level-N])"
+)
 
 INVALID_PRIOR = {"auto": 0.05, "choose": 0.25}
 """The bots' prior that a laid word is invalid: under `layout: auto` only a vocabulary holding words the

@@ -11,7 +11,7 @@ from quiddler_env.core.scoring import bonuses_in_play
 from quiddler_env.core.solver import DiscardFigures
 
 from .base import CHALLENGE, DRAW, LAY, BaseAgent, SeatView, legal_list
-from .params import MAX_GO_OUT_VALUE, MAX_SAMPLES, MAX_TOP, Param, check_params
+from .params import LEVEL_PARAM, MAX_GO_OUT_VALUE, MAX_SAMPLES, MAX_TOP, Param, check_params
 
 DEFAULT_SAMPLES = 32
 _MAX_FIGURE = 16
@@ -82,6 +82,7 @@ class ExpertAgent(BaseAgent):
         "samples": Param(int, 1, MAX_SAMPLES),
         "top": Param(int, 1, MAX_TOP),
         "go_out_value": Param(float, -MAX_GO_OUT_VALUE, MAX_GO_OUT_VALUE),
+        "level": LEVEL_PARAM,
     }
     """The spec's parameters (`expert:samples=64`) and their bounds."""
 
@@ -90,6 +91,7 @@ class ExpertAgent(BaseAgent):
         seed: int | None = None,
         config: QuiddlerConfig | None = None,
         *,
+        level: int | str | None = None,
         samples: int = DEFAULT_SAMPLES,
         top: int = 4,
         go_out_value: float = 10.0,
@@ -99,7 +101,7 @@ class ExpertAgent(BaseAgent):
         self.top = checked["top"]
         self.go_out_value = checked["go_out_value"]
         self._odds: dict[int, dict[str, np.ndarray]] = {}
-        super().__init__(seed, config)
+        super().__init__(seed, config, level=level)
 
     # -- values ----------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from quiddler_env.core import actions as A
+from quiddler_env.core.levels import LEVELS
 
 MAX_SAMPLES = 4096
 """The most samples (cards drawn, determinizations) a decision of expert or search takes: far past where more
@@ -65,3 +66,12 @@ class Param:
 def check_params(agent: str, declared: dict[str, Param], **values: Any) -> dict[str, Any]:
     """The parameters `values` of agent `agent`, each checked against its declaration (`Param.check`)."""
     return {key: declared[key].check(agent, key, value) for key, value in values.items()}
+
+
+LEVEL_PARAM = Param(
+    int,
+    LEVELS[0].number,
+    LEVELS[-1].number,
+    ", ".join(f"{lv.number} {lv.name}" for lv in LEVELS) + "; or the name; none: the whole dictionary",
+)
+"""`level`: the shipped word list a bot finds its words in (`quiddler_env.core.levels`), by number or name."""

@@ -1,5 +1,5 @@
-"""Build agents from spec strings: `random`, `greedy`, `expert`, `expert:samples=64`, `search`, `openspiel-ismcts`,
-`human`, `policy:PATH`.
+"""Build agents from spec strings: `random`, `greedy`, `greedy:level=2`, `expert`, `expert:samples=64`, `search`,
+`openspiel-ismcts`, `human`, `policy:PATH`.
 
 A spec is a name, then optional `key=value` parameters after colons (or commas):
 `expert:samples=64:top=3`, `policy:runs/a/model.zip:deterministic=false`. For
@@ -21,7 +21,7 @@ from .expert import DEFAULT_SAMPLES, ExpertAgent
 from .human import HumanAgent
 from .ismcts import DEFAULT_SIMULATIONS as ISMCTS_SIMULATIONS
 from .ismcts import ISMCTSAgent
-from .params import Param
+from .params import LEVEL_PARAM, Param
 from .search import DEFAULT_SAMPLES as SEARCH_SAMPLES
 from .search import SearchAgent
 from .simple import GreedyAgent, RandomAgent
@@ -54,7 +54,10 @@ def _build_zoo(*, path: str, seed, config, deterministic: bool = True, **_):
 REGISTRY: dict[str, AgentSpec] = {
     "random": AgentSpec("random", {}, "uniform over the legal moves", RandomAgent),
     "greedy": AgentSpec(
-        "greedy", {}, "best layout now; takes the discard when it helps; goes out at once", GreedyAgent
+        "greedy",
+        {"level": LEVEL_PARAM},
+        "best layout now; takes the discard when it helps; goes out at once (level: knows a shipped level's words)",
+        GreedyAgent,
     ),
     "expert": AgentSpec(
         "expert",
@@ -125,6 +128,13 @@ def check_params(agent: str, **values: Any) -> dict[str, Any]:
 
 
 def _convert(agent: str, key: str, text: str, kind: type) -> Any:
+    if key == "level" and not text.strip().lstrip("-").isdigit():
+        from quiddler_env.core.levels import get_level
+
+        try:
+            return get_level(text).number  # a level's name
+        except ValueError as exc:
+            raise ValueError(f"agent spec {agent!r}: {exc}") from None
     try:
         if kind is bool:
             low = text.lower()

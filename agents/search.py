@@ -42,9 +42,9 @@ from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import Phase, QuiddlerGame
 from quiddler_env.core.observation import observation_layout
 
-from .base import CHALLENGE, DRAW, LAY, BaseAgent, SeatView, legal_list
+from .base import CHALLENGE, DRAW, LAY, BaseAgent, SeatView, check_level, legal_list
 from .expert import ExpertAgent
-from .params import MAX_MS, MAX_SAMPLES, MAX_TOP, Param, check_params
+from .params import LEVEL_PARAM, MAX_MS, MAX_SAMPLES, MAX_TOP, Param, check_params
 
 DEFAULT_SAMPLES = 32
 CHUNK = 8
@@ -62,6 +62,7 @@ class SearchAgent(BaseAgent):
         "samples": Param(int, 1, MAX_SAMPLES),
         "ms": Param(float, 0, MAX_MS, "0: no time cap"),
         "top": Param(int, 1, MAX_TOP),
+        "level": LEVEL_PARAM,
     }
     """The spec's parameters (`search:samples=64:ms=50`) and their bounds."""
 
@@ -70,11 +71,13 @@ class SearchAgent(BaseAgent):
         seed: int | None = None,
         config: QuiddlerConfig | None = None,
         *,
+        level: int | str | None = None,
         samples: int = DEFAULT_SAMPLES,
         ms: float = 0.0,
         top: int = 4,
     ):
         checked = check_params("search", self.PARAMS, samples=samples, ms=ms, top=top)
+        level = check_level("search", level, config)  # before its expert checks it under its own name
         self.samples = checked["samples"]
         self.ms = checked["ms"]
         self.top = checked["top"]
@@ -84,8 +87,8 @@ class SearchAgent(BaseAgent):
         """The last decision's weighed moves and their rollout values (None when it weighed none: one candidate,
         or the expert decided)."""
         self._batches: dict[int, BatchGame] = {}  # one rollout batch per hand size (a one-round game)
-        self._expert = ExpertAgent(seed, config)
-        super().__init__(seed, config)
+        self._expert = ExpertAgent(seed, config, level=level)
+        super().__init__(seed, config, level=level)
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -115,6 +118,7 @@ class SearchAgent(BaseAgent):
     def _candidates(self, seat: SeatView, legal: list[int]) -> list[int]:
         if seat.phase == DRAW:
             return legal
+        legal = self.honest(seat, legal)
         go = [a for a in legal if a >= A.GO_OUT_BASE]
         discards = [a for a in legal if A.DISCARD_BASE <= a < A.GO_OUT_BASE]
         scores = {o.face: o.score for o in self.solver.discard_options(seat.hand)}

@@ -36,8 +36,8 @@ def compiled_code(player: Any) -> int:
         except ValueError:
             return NOT_A_BOT
         return BOT_CODES.get(name, NOT_A_BOT) if path is None and not params else NOT_A_BOT
-    if type(player) in (RandomAgent, GreedyAgent):
-        return BOT_CODES[player.name]
+    if type(player) in (RandomAgent, GreedyAgent) and getattr(player, "level", None) is None:
+        return BOT_CODES[player.name]  # (a level's words are not the compiled bot's: it plays game by game)
     return NOT_A_BOT
 
 

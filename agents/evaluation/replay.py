@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,8 @@ from quiddler_env.core import files
 from quiddler_env.core.cards import FACES
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import Phase, QuiddlerGame
+from quiddler_env.core.levels import level_dictionary
+from quiddler_env.core.solver import HandSolver, get_solver
 from quiddler_env.envs.common import describe_move, render_table
 
 from .tournament import deal_cards
@@ -61,6 +64,26 @@ def read_game(path: str | os.PathLike, game: int) -> dict[str, Any]:
     raise ReplayError(f"game {game} is not in {path} ({seen} games saved there)")
 
 
+def seat_level_solvers(seats: list[Any], rules: QuiddlerConfig) -> list[HandSolver | None]:
+    """Per seat of a saved game (its spec, or the spec with a `#2` label suffix), the solver of the bot's
+    `level` if its spec has one, else None (the referee's), as `BaseAgent.seat_solver` gave it in play."""
+    from ..registry import parse_spec
+
+    out: list[HandSolver | None] = []
+    for label in seats:
+        try:
+            _, _, params = parse_spec(re.sub(r"#\d+$", "", str(label)))
+        except ValueError:
+            params = {}
+        level = params.get("level")
+        out.append(
+            None if level is None else get_solver(level_dictionary(level, rules.dictionary), rules.min_word_cards)
+        )
+    if len(out) != rules.num_players:
+        return [None] * rules.num_players
+    return out
+
+
 def replay_states(
     record: dict[str, Any], *, finished: bool = True, deal: bool = False
 ) -> Iterator[tuple[QuiddlerGame, int | None, int | None, int | None]]:
@@ -80,6 +103,8 @@ def replay_states(
     if [[FACES[f] for f in deck] for deck in decks] != saved_decks:
         raise ReplayError(f"saved game {record.get('game')!r}: the decks do not match its deal seed {seed}")
     game = QuiddlerGame(rules)
+    if not game.challenges:  # a bot's level: the words its seat laid by (as the games were played)
+        game.set_seat_solvers(seat_level_solvers(record.get("seats") or [], rules))
     game.reset(rng=rng, decks=decks)
     if deal:
         yield game, None, None, None

@@ -34,6 +34,7 @@ from quiddler_env.core.config import MAX_PLAYERS, MIN_PLAYERS
 from quiddler_env.core.game import QuiddlerGame
 from quiddler_env.core.observation import encode_observation
 
+from ..arena import seat_solver_of
 from .schedule import (  # the schedule, re-exported: tournament.Tournament etc. stay where they were
     MAX_POOL,
     PlayedGame,
@@ -139,8 +140,10 @@ def play_scheduled_game(tournament: Tournament, players: Sequence, game: Quiddle
     seed, decks, rng = tournament.cards(slot.deal)
     for p in set(slot.seats):
         players[p].reset(agent_seed(tournament.seed, index, p))
-    game.reset(rng=rng, decks=decks)
     seats = [players[p] for p in slot.seats]
+    if not game.challenges:  # a bot's level: the engine lays for its seat only the words it knows
+        game.set_seat_solvers([seat_solver_of(agent) for agent in seats])
+    game.reset(rng=rng, decks=decks)
     actions: list[tuple[int, int]] = []
     rounds: list[dict] = []
     while not game.is_over:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from quiddler_env.core.dictionary import DEFAULT_NAME
+from quiddler_env.core.levels import VOCABULARY_PREFIX
 from quiddler_env.core.vocabulary import REFEREE, parse_vocabulary_spec
 
 from ..registry import REGISTRY, parse_spec
@@ -93,7 +94,7 @@ class Offer:
                 source, _, _ = parse_vocabulary_spec(spec)
             except ValueError as exc:
                 raise NotOffered(f"rules: vocabularies: {exc}") from None
-            if source not in (REFEREE, DEFAULT_NAME):
+            if source not in (REFEREE, DEFAULT_NAME) and not source.startswith(VOCABULARY_PREFIX):  # level-N: shipped
                 words = self._path(source, self.word_lists, "word list", "--word-list", "vocabularies")
                 spec = f"{words}{spec[len(source) :]}"  # the subset's :P:SEED, if any, kept
             checked.append(spec)

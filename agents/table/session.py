@@ -28,6 +28,7 @@ from quiddler_env.core.game import Phase, QuiddlerGame
 from quiddler_env.core.observation import encode_observation, observation_layout
 from quiddler_env.core.scoring import RoundResult
 
+from ..arena import seat_solver_of
 from ..evaluation.schedule import agent_seed, deal_cards
 from ..human import move_name
 from ..registry import make
@@ -87,6 +88,8 @@ class TableGame:
         decks, rng = deal_cards(self.seed, self.config.num_rounds)
         self._decks = decks
         self.game = QuiddlerGame(self.config)
+        if not self.game.challenges:  # a bot's level: the engine lays for its seat only the words it knows
+            self.game.set_seat_solvers([seat_solver_of(self.agents.get(p)) for p in range(self.config.num_players)])
         self.game.reset(rng=rng, decks=decks)
         self.actions: list[tuple[int, int]] = []
         self.log: list[dict[str, Any]] = []

@@ -17,7 +17,7 @@ key, the value and what is allowed.
 | `turn_cap` | 30 | an int 1..1000, or None | house rule: after this many turns each in one round with nobody out, every player lays and the round is scored |
 | `layout` | "auto" | "auto", "choose" | how a player lays its words: the bonus-aware best response to the layouts already laid, or its own choice among its Pareto-best layouts (`laying`) |
 | `challenges` | False | False, True | the challenge variant (`challenges`): seats with their own vocabularies lay words the referee may reject, and challenge each other's words before the round is scored |
-| `vocabularies` | () | one entry for every seat, or one per seat | with `challenges`: each seat's words: `referee` (the `dictionary`), `enable`, a word-list path, or `SOURCE:P:SEED` (a seeded subset of SOURCE, each word kept with probability P); () gives every seat the referee's list |
+| `vocabularies` | () | one entry for every seat, or one per seat | with `challenges`: each seat's words: `referee` (the `dictionary`), `enable`, `level-N` (a shipped level, `levels.LEVELS`), a word-list path, or `SOURCE:P:SEED` (a seeded subset of SOURCE, each word kept with probability P); () gives every seat the referee's list |
 | `failed_go_out_penalty` | 0 | an int 0..1000 | with `challenges`: points the player who went out loses when one of its words fails a challenge (a house rule the rule books leave open) |
 """
 

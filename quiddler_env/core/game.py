@@ -92,6 +92,18 @@ class QuiddlerGame:
 
     # -- setting up ------------------------------------------------------------------
 
+    def set_seat_solvers(self, solvers: Sequence[HandSolver | None]) -> None:
+        """Outside the challenge variant: the words each seat finds, one solver per seat (None: the referee's),
+        e.g. a bot's level (`BaseAgent.seat_solver`). A seat's go-out moves and the layouts laid for it come
+        from its solver; the referee's list still judges, so every solver's words must be the referee's (a
+        level's are kept within it: `levels.level_dictionary`). In the variant the rules' `vocabularies` decide."""
+        if self.challenges:
+            raise ValueError("the challenge variant's seat words are the rules' vocabularies, not set_seat_solvers")
+        if len(solvers) != self.num_players:
+            raise ValueError(f"set_seat_solvers needs {self.num_players} entries (one per seat), got {len(solvers)}")
+        self.seat_solvers = tuple(self.solver if s is None else s for s in solvers)
+        self._go_out_bits = None
+
     def reset(
         self,
         seed: int | None = None,

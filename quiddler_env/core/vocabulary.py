@@ -8,6 +8,7 @@ named by a spec in `vocabularies`:
 | `referee` | the referee's list itself |
 | `enable` | the shipped ENABLE list |
 | a path | a word-list file (as `dictionary` reads one) |
+| `level-N` | a shipped level's words within the referee's list (`levels.LEVELS`: `level-2`, `level-casual`) |
 | `SOURCE:P:SEED` | a seeded subset of SOURCE (one of the above): each word of it kept with probability P (0 < P <= 1), drawn with `numpy.random.default_rng(SEED)` over the sorted words |
 
 A subset is the same for the same spec on every machine. Its index is built (and
@@ -19,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .dictionary import DEFAULT_NAME, Dictionary, load_dictionary, word_list_identity
+from .levels import VOCABULARY_PREFIX, get_level, level_dictionary
 
 REFEREE = "referee"
 
@@ -45,6 +47,8 @@ def parse_vocabulary_spec(spec: str) -> tuple[str, float | None, int | None]:
         return source, p, seed
     if not str(spec):
         raise ValueError("an empty vocabulary spec")
+    if str(spec).startswith(VOCABULARY_PREFIX):
+        get_level(str(spec)[len(VOCABULARY_PREFIX) :])  # a ValueError names the levels
     return str(spec), None, None
 
 
@@ -53,7 +57,7 @@ def check_vocabulary_spec(spec: str) -> str | None:
     try:
         parse_vocabulary_spec(spec)
     except ValueError as exc:
-        return f"a vocabulary spec (referee, enable, a path, or SOURCE:P:SEED): {exc}"
+        return f"a vocabulary spec (referee, enable, level-N, a path, or SOURCE:P:SEED): {exc}"
     return None
 
 
@@ -63,7 +67,10 @@ _SUBSETS: dict[tuple[str, str, float, int], Dictionary] = {}
 def load_vocabulary(spec: str, referee: str = DEFAULT_NAME) -> Dictionary:
     """The dictionary a vocabulary spec names, `referee` being the referee's word list (`dictionary`)."""
     source, p, seed = parse_vocabulary_spec(spec)
-    base = load_dictionary(referee if source == REFEREE else source)
+    if source.startswith(VOCABULARY_PREFIX):
+        base = level_dictionary(source[len(VOCABULARY_PREFIX) :], referee)
+    else:
+        base = load_dictionary(referee if source == REFEREE else source)
     if p is None or p == 1.0:
         return base
     key = (base.identity, source, p, seed)
