@@ -27,6 +27,10 @@ from .replay import ReplayError, replay_states, saved_games
 FORMAT = "quiddler-review-1"
 COSTLIEST = 20
 """Decisions listed as the costliest (the JSON keeps every decision of every game)."""
+VALUES = (
+    "points for the player: rollouts = the search bot's mean round-score difference (own minus the opponents' mean) "
+    "over its determinizations; expert = the expert's points of the hand or layout kept, with the bonuses it expects"
+)
 LARGE = 2.0
 """A loss from this many points on is shown with the best move in the replay viewer."""
 
@@ -86,7 +90,7 @@ def review_game(
     }
 
 
-def _summary(games: list[dict[str, Any]]) -> dict[str, Any]:
+def summarise(games: list[dict[str, Any]]) -> dict[str, Any]:
     players: dict[str, dict[str, Any]] = {}
     for g in games:
         for d in g["decisions"]:
@@ -174,9 +178,8 @@ def review(
         "seed": seed,
         "samples": samples,
         "top": top,
-        "values": "points for the player: rollouts = the search bot's mean round-score difference (own minus the "
-        "opponents' mean) over its determinizations; expert = the expert's points of the hand kept",
-        "players": _summary(reviewed),
+        "values": VALUES,
+        "players": summarise(reviewed),
         "costliest": every[:COSTLIEST],
         "games": reviewed,
     }
