@@ -151,3 +151,28 @@ def test_the_command_refuses_a_bad_file_in_one_line(saved, tmp_path, capsys, con
     assert code == 2 and len(lines) == 1 and message in lines[0] and out == "", err
     assert lines[0].startswith("evaluate.py: error: ")
     assert not (tmp_path / "r").exists()
+
+
+def test_the_command_reviews_a_game_saved_at_the_table_one_seat(tmp_path, capsys):
+    from quiddler_agents.table.session import TableGame
+    from quiddler_env.core import files
+
+    table = TableGame(["human", "greedy"], RULES, seed=2)
+    table.play_agents()
+    while not table.game.is_over:
+        table.move(0, table.view()["moves"][0]["action"])
+    saved = files.write_json(tmp_path / "mine.json", table.record())  # as the table saves it: indented JSON
+    code, out, err = evaluate(capsys, "--review", saved, "--seat", 0, "--samples", 8, "--out", tmp_path / "r")
+    assert code == 0, err
+    data = json.loads((tmp_path / "r" / "review.json").read_text())
+    assert list(data["players"]) == ["human"] and data["seat"] == 0
+    assert {d["seat"] for d in data["games"][0]["decisions"]} == {0}
+    assert f"human: {data['players']['human']['loss']:.1f} points lost in 1 game(s)" in out
+    assert "| human (seat 0) |" in (tmp_path / "r" / "review.md").read_text()
+    # With its other options refused in one line.
+    code, out, err = evaluate(capsys, "--review", saved, "--players", "greedy", "--out", tmp_path / "s")
+    assert code == 2 and err.strip().splitlines() == [
+        "evaluate.py: error: --review FILE takes no --players, --benchmark or --replay"
+    ]
+    code, out, err = evaluate(capsys, "--players", "greedy", "random", "--seat", 1)
+    assert code == 2 and err.strip().splitlines() == ["evaluate.py: error: --seat and --samples go with --review FILE"]
