@@ -37,7 +37,7 @@ from .search import DEFAULT_SAMPLES, SearchAgent
 
 KINDS = ("draw", "discard", "go_out", "last_turn", "lay", "challenge")
 """Kinds of decision: a draw or take; a discard; a discard where going out was legal (go-out timing, and which
-card to go out on); a last turn after someone went out (its discard decides the words laid); a lay choice
+card to go out on); the draw or discard of a last turn after someone went out (they decide the words laid); a lay choice
 (`layout: choose`); a challenge."""
 
 
