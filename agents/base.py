@@ -51,6 +51,20 @@ class LaidWord:
     """Challenged, and the referee rejected it."""
 
 
+@dataclass(frozen=True)
+class Weighing:
+    """A bot's decision with what it weighed: the moves, the value of each (None: nothing was weighed, one move
+    only or a move without values), the move it chose, and on what the values rest (`basis`)."""
+
+    moves: list[int]
+    values: np.ndarray | None
+    choice: int
+    basis: str
+    """"rollouts" (the search bot's), "expert" (the expert's estimate), "only" (one move) or "unweighed"."""
+    samples: int = 0
+    """Determinizations behind rollout values."""
+
+
 @runtime_checkable
 class Agent(Protocol):
     """What every policy offers: seeded reset, and a legal action for an observation."""

@@ -10,7 +10,7 @@ from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.scoring import bonuses_in_play
 from quiddler_env.core.solver import DiscardFigures
 
-from .base import CHALLENGE, DRAW, LAY, BaseAgent, SeatView, legal_list
+from .base import CHALLENGE, DRAW, LAY, BaseAgent, SeatView, Weighing, legal_list
 from .params import LEVEL_PARAM, MAX_GO_OUT_VALUE, MAX_SAMPLES, MAX_TOP, Param, check_params
 
 DEFAULT_SAMPLES = 32
@@ -162,21 +162,32 @@ class ExpertAgent(BaseAgent):
     # -- decisions -------------------------------------------------------------------
 
     def act(self, observation, action_mask=None) -> int:
+        return self.weigh(observation, action_mask).choice
+
+    def weigh(self, observation, action_mask=None) -> Weighing:
+        """The decision `act` makes, with the values it compares (points of the hand or layout kept, with the
+        bonuses it expects; see the class docstring); `act` is this call's `choice`."""
         obs, mask = self._prepare(observation, action_mask)
         legal = legal_list(mask)
         if len(legal) == 1:
-            return legal[0]
+            return Weighing([legal[0]], None, legal[0], "only")
         seat = self.view(obs)
         if seat.phase == CHALLENGE:
-            return self.challenge_move(seat, legal)
+            return Weighing(legal, None, self.challenge_move(seat, legal), "unweighed")
         legal = self.honest(seat, legal)
         if seat.phase == DRAW:
-            return self._draw(seat, legal)
-        if seat.phase == LAY:
+            moves, values = self._draw(seat, legal)
+        elif seat.phase == LAY:
             return self._lay(seat, legal)
-        return self._discard(seat, legal)
+        else:
+            moves, values = self._discard(seat, legal)
+        if values is None:
+            return Weighing(moves, None, moves[0], "unweighed")
+        # A draw's choice is its first move (no tie-break draw from the generator); a discard's, `_pick`'s.
+        choice = moves[0] if seat.phase == DRAW else self._pick(moves, values)
+        return Weighing(moves, np.asarray(values, dtype=np.float64), choice, "expert")
 
-    def _lay(self, seat: SeatView, legal: list[int]) -> int:
+    def _lay(self, seat: SeatView, legal: list[int]) -> Weighing:
         """`layout: choose`: the candidate with the most card points plus the bonuses it expects to keep.
 
         A bonus counts only if the layout beats every layout already laid, and then by the
@@ -195,35 +206,44 @@ class ExpertAgent(BaseAgent):
                 if cfg.bonus_value and mine > 0 and all(mine > o for o in others):
                     value += cfg.bonus_value * beat_probability(table, seat.hand_size, mine, waiting)
             keys.append((value, layout.longest, layout.n_words, -a))
-        return legal[max(range(len(legal)), key=keys.__getitem__)]
+        choice = legal[max(range(len(legal)), key=keys.__getitem__)]
+        return Weighing(list(legal), np.array([k[0] for k in keys]), choice, "expert")
 
-    def _draw(self, seat: SeatView, legal: list[int]) -> int:
+    def _draw(self, seat: SeatView, legal: list[int]) -> tuple[list[int], list[float] | None]:
+        """The draws weighed and their values (the first move and None where there is no choice to weigh)."""
         if not (A.TAKE_DISCARD in legal and A.DRAW_PILE in legal and seat.discard_top >= 0):
-            return legal[0]
+            return [legal[0]], None
         hand = list(seat.hand)
         final = seat.final_turn
         take = float(self._best_kept(hand, [seat.discard_top], final)[0])
         faces, probs = self._sample_draws(seat)
         if faces.size == 0:
-            return A.TAKE_DISCARD
+            return [A.TAKE_DISCARD], [take]
         draw = self._expected(hand, faces, probs, final)
-        return A.TAKE_DISCARD if take > draw else A.DRAW_PILE
+        # The choice first: the discard only when it is worth more (a tie draws from the pile).
+        return (
+            ([A.DRAW_PILE, A.TAKE_DISCARD], [draw, take])
+            if take <= draw
+            else ([A.TAKE_DISCARD, A.DRAW_PILE], [take, draw])
+        )
 
-    def _discard(self, seat: SeatView, legal: list[int]) -> int:
+    def _discard(self, seat: SeatView, legal: list[int]) -> tuple[list[int], list[float] | None]:
+        """The discards (or go-outs) weighed and their values; a random legal move and None for a mask this hand
+        cannot explain."""
         options = self.solver.discard_figures(seat.hand)
         index = {f: j for j, f in enumerate(options.faces.tolist())}
         go = [a for a in legal if a >= A.GO_OUT_BASE and a - A.GO_OUT_BASE in index]
         size = seat.hand_size
         if go:
             final_values = self._values(options, size, True).tolist()
-            return self._pick(go, [final_values[index[a - A.GO_OUT_BASE]] for a in go])
+            return go, [final_values[index[a - A.GO_OUT_BASE]] for a in go]
         pool = [a for a in legal if A.DISCARD_BASE <= a < A.GO_OUT_BASE and a - A.DISCARD_BASE in index]
         if not pool:  # a mask this hand cannot explain: still never leave the mask
-            return legal[int(self.rng.integers(len(legal)))]
+            return [legal[int(self.rng.integers(len(legal)))]], None
         now = [index[a - A.DISCARD_BASE] for a in pool]
         if seat.final_turn:  # the round ends for this seat after this discard
             final_values = self._values(options, size, True).tolist()
-            return self._pick(pool, [final_values[j] for j in now])
+            return pool, [final_values[j] for j in now]
         # Shortlist by the hand kept now, then look one draw ahead.
         kept_values = self._values(options, size, False).tolist()
         now_values = [kept_values[j] for j in now]
@@ -235,7 +255,7 @@ class ExpertAgent(BaseAgent):
             kept[pool[i] - A.DISCARD_BASE] -= 1
             ahead = self._expected(kept, faces, probs, False) if faces.size else now_values[i]
             values.append(ahead)
-        return self._pick([pool[i] for i in order], values)
+        return [pool[i] for i in order], values
 
     def _pick(self, actions: list[int], values: list[float]) -> int:
         best = max(values)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -42,7 +43,7 @@ from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import Phase, QuiddlerGame
 from quiddler_env.core.observation import observation_layout
 
-from .base import CHALLENGE, DRAW, LAY, BaseAgent, SeatView, check_level, legal_list
+from .base import CHALLENGE, DRAW, LAY, BaseAgent, SeatView, Weighing, check_level, legal_list
 from .expert import ExpertAgent
 from .params import LEVEL_PARAM, MAX_MS, MAX_SAMPLES, MAX_TOP, Param, check_params
 
@@ -99,21 +100,34 @@ class SearchAgent(BaseAgent):
     # -- decisions -------------------------------------------------------------------
 
     def act(self, observation, action_mask=None) -> int:
+        return self.weigh(observation, action_mask).choice
+
+    def weigh(self, observation, action_mask=None, extra: Sequence[int] = ()) -> Weighing:
+        """The decision `act` makes, with the values the bot weighs it by (`act` is this call's `choice`).
+
+        In a draw or discard of a round in play: its candidates' rollout values (`rollout_values`, points:
+        the round score minus the opponents' mean). In a final turn, a lay choice or a challenge: the expert's
+        (`ExpertAgent.weigh`). `extra`: legal moves to value beside the candidates (the coach's move played),
+        on the same determinizations; they never change the values of the candidates or the choice."""
         obs, mask = self._prepare(observation, action_mask)
         legal = legal_list(mask)
         self.last_values = None
+        extra = [int(a) for a in extra if int(a) in legal]
         if len(legal) == 1:
-            return legal[0]
+            return Weighing([legal[0]], None, legal[0], "only")
         seat = self.view(obs)
         if seat.phase in (LAY, CHALLENGE) or seat.final_turn:
             self._expert.num_players = self.num_players
-            return self._expert.act(obs, mask)
+            return self._expert.weigh(obs, mask)
         candidates = self._candidates(seat, legal)
-        if len(candidates) == 1:
-            return candidates[0]
-        values = self.rollout_values(seat, obs, candidates)
-        self.last_values = (candidates, values)
-        return candidates[int(np.argmax(values))]
+        weighed = candidates + [a for a in dict.fromkeys(extra) if a not in candidates]
+        if len(weighed) == 1:
+            return Weighing(candidates, None, candidates[0], "only")
+        values = self.rollout_values(seat, obs, weighed)
+        choice = candidates[int(np.argmax(values[: len(candidates)]))]
+        if len(candidates) > 1:
+            self.last_values = (candidates, values[: len(candidates)])
+        return Weighing(weighed, values, choice, "rollouts", self.last_samples)
 
     def _candidates(self, seat: SeatView, legal: list[int]) -> list[int]:
         if seat.phase == DRAW:

@@ -260,3 +260,34 @@ def test_the_view_names_each_move_s_kind_and_card_and_shows_laid_words_as_cards(
     _finish(table)
     over = table.view()
     assert over["game_over"] and over["points"]
+
+
+def test_the_coach_answers_on_the_humans_turn_behind_the_guard_and_reviews_saved_games(tmp_path):
+    from quiddler_agents.coach import Coach
+
+    server, base = _serve(tmp_path)
+    try:
+        assert _call(f"{base}/api/coach")[0] == 409  # no game yet
+        _call(f"{base}/api/new", {"seats": ["human", "greedy"], "rules": {"hand_sizes": [3, 4]}, "seed": 3})
+        server.coaches[json.dumps(server.table.config.to_dict(), sort_keys=True)] = Coach(
+            server.table.config, samples=8
+        )
+        assert _call(f"{base}/api/coach", headers={"X-Quiddler-Token": "wrong"})[0] == 403  # the guard's token
+        status, data = _call(f"{base}/api/coach")
+        coach = data["coach"]
+        assert status == 200 and coach["kind"] == "draw" and coach["basis"] == "rollouts" and coach["played"] == 0
+        assert {m["move"] for m in coach["moves"]} == {"draw", f"take {server.table.view()['discard_top']['face']}"}
+        assert coach["best"]["move"] == coach["moves"][0]["move"] == coach["search"]["move"]
+        assert _call(f"{base}/api/coach")[1] == data  # seeded by the game and the move: the same answer
+        _finish(server.table)
+        assert _call(f"{base}/api/coach")[0] == 409  # the game is over
+        _call(f"{base}/api/save", {"name": "done"})
+        status, data = _call(f"{base}/api/review?file=done.json&game=0")
+        review = data["review"]
+        assert status == 200 and {d["player"] for d in review["decisions"]} == {"human", "greedy"}
+        assert all(d["loss"] is None or d["loss"] >= 0 for d in review["decisions"])
+        assert set(review["players"]) == {"human", "greedy"}
+        assert _call(f"{base}/api/review?file=nothing.json")[0] == 400
+    finally:
+        server.shutdown()
+        server.server_close()

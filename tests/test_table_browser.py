@@ -419,3 +419,81 @@ def test_the_replay_viewer_steps_through_a_saved_game(browser, served, tmp_path)
     )
     results = browser.find_elements(By.CSS_SELECTOR, "#round-table tr")
     assert len(results) == 3 and str(table.game.totals[0]) in results[1].text
+
+
+def _coach_rows(browser):
+    return [
+        (r.find_elements(By.TAG_NAME, "td")[0].text, r.find_elements(By.TAG_NAME, "td")[1].text)
+        for r in browser.find_elements(By.CSS_SELECTOR, "#coach-box .coach-moves tr")
+    ]
+
+
+def test_the_coach_shows_the_moves_of_this_decision_with_their_values(browser, served):
+    server, base = served()
+    _open_form(browser, base)
+    _set_seats(browser, ["human", "search:samples=8"])
+    _set_rule(browser, "hand_sizes", "3 4")
+    browser.find_element(By.ID, "start").click()
+    _wait(browser, _settled(server))
+    server.coaches.clear()  # the server's own coach, with few determinizations to keep the test short
+    from quiddler_agents.coach import Coach
+
+    server.coaches[json.dumps(server.table.config.to_dict(), sort_keys=True)] = Coach(server.table.config, samples=8)
+    checked = set()
+    for turn in range(40):
+        if server.table.game.is_over or len(checked) >= 2:
+            break
+        kinds = {m["kind"] for m in server.table.view()["moves"]}
+        assert browser.find_element(By.ID, "coach").is_displayed()
+        assert not browser.find_element(By.ID, "coach-box").is_displayed()  # shown only when asked for
+        browser.find_element(By.ID, "coach").click()
+        _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#coach-box .coach-moves tr"))
+        rows = _coach_rows(browser)
+        expected = {"draw"} if "draw" in kinds else {"discard"}
+        if any(name.startswith(next(iter(expected))) for name, _ in rows):
+            checked |= expected
+        # Every move weighed shows a signed value in points; the best is marked, and search's move is named.
+        assert len(rows) >= 2 and all(value[0] in "+-" and float(value) == float(value) for _, value in rows)
+        box = browser.find_element(By.ID, "coach-box").text
+        assert "the search bot plays" in box and "Points for you" in box
+        best = browser.find_element(By.CSS_SELECTOR, "#coach-box tr.best td").text
+        values = [float(v) for _, v in rows]
+        assert dict(rows)[best] == rows[values.index(max(values))][1]
+        # The page's values are the coach's for this position (same seed: same numbers).
+        status, data = call(base + "/api/coach")
+        assert status == 200 and [m["move"] for m in data["coach"]["moves"]] == [name for name, _ in rows]
+        _click_a_move(browser, server, turn)
+        _wait(browser, _settled(server))
+    assert checked == {"draw", "discard"}
+
+
+def test_the_replay_viewer_shows_the_review_beside_the_replay(browser, served, tmp_path):
+    from quiddler_agents.coach import Coach
+    from quiddler_agents.table.session import TableGame
+    from quiddler_env.core.config import QuiddlerConfig
+
+    table = TableGame(["human", "expert"], QuiddlerConfig(hand_sizes=(3, 4)), seed=3)
+    table.play_agents()
+    while not table.game.is_over:
+        table.move(0, table.view()["moves"][0]["action"])  # draws from the pile, discards the first card
+    games = tmp_path / "replays" / "games.jsonl"
+    games.write_text(json.dumps(table.record()) + "\n")
+    server, base = served([games])
+    server.coaches[json.dumps(table.config.to_dict(), sort_keys=True)] = Coach(table.config, samples=8)
+    browser.get(base + "/replay")
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#file option"))
+    browser.find_element(By.ID, "load").click()
+    _wait(browser, lambda d: "The deal." in d.find_element(By.ID, "move").text)
+    browser.find_element(By.ID, "review").click()
+    _wait(browser, lambda d: d.find_element(By.ID, "review-panel").is_displayed(), timeout=60)
+    totals = browser.find_element(By.ID, "review-table").text
+    assert "human" in totals and "expert" in totals
+    worst = browser.find_elements(By.CSS_SELECTOR, "#review-list li")
+    assert worst and "search:" in worst[0].text
+    worst[0].click()  # jumps to the position after the costliest move: its loss, and the best move
+    text = browser.find_element(By.ID, "move-review").text
+    assert text.startswith("Coach: ") and "loss" in text
+    if float(text.split("loss ")[1].split(";")[0]) >= 2.0:
+        assert "best: " in text and "costly" in browser.find_element(By.ID, "move-review").get_attribute("class")
+    shown = browser.find_element(By.ID, "where").text
+    assert shown.startswith(f"position {int(worst[0].get_attribute('data-move')) + 1} of")

@@ -4,6 +4,7 @@
     python evaluate.py --config configs/eval/default.yaml --games 200   # command-line values override the file
     python evaluate.py --replay results/x/games.jsonl --game 3           # needs a run with --save-games
     python evaluate.py --benchmark v1 greedy --out results/bench-greedy  # the versioned benchmark's score card
+    python evaluate.py --review results/x/games.jsonl --seat 0 --out results/x-review  # the coach's review
 
 Players are agent specs (`--list-agents`); seats rotate, and with duplicate deals
 (default) every deal is replayed with the seats rotated so each player gets every
@@ -35,6 +36,8 @@ from ..extras import MissingExtra, skipped
 from . import exit_with, interrupted_status, program, stop_signals
 
 EXIT_BAD_INPUT = 2
+REVIEW_SAMPLES = 32
+"""The review's determinizations per decision (the search bot's default)."""
 DEFAULTS: dict[str, Any] = {
     "players": None,
     "games": 1000,
@@ -193,6 +196,22 @@ def build_parser() -> argparse.ArgumentParser:
     replay = p.add_argument_group("replay")
     replay.add_argument("--replay", type=Path, metavar="FILE", help="print a game from a games.jsonl file and exit")
     replay.add_argument("--game", type=int, default=0, help="which game to replay (its index; default 0)")
+    review = p.add_argument_group("review (docs/evaluation.md, The coach and the review)")
+    review.add_argument(
+        "--review",
+        type=Path,
+        metavar="FILE",
+        help="weigh every decision of the saved games in FILE (games.jsonl, or a game saved at the table) with "
+        "the search bot; writes review.json and review.md into --out (default results/review). --seed seeds it, "
+        "--games N reviews the first N games only",
+    )
+    review.add_argument("--seat", type=int, metavar="N", help="with --review: only seat N's decisions")
+    review.add_argument(
+        "--samples",
+        type=int,
+        metavar="K",
+        help=f"with --review: the coach's determinizations (default {REVIEW_SAMPLES})",
+    )
     return p
 
 
@@ -453,6 +472,49 @@ def benchmark(args: argparse.Namespace) -> int:
     return 0
 
 
+def review(args: argparse.Namespace) -> int:
+    from ..evaluation.replay import ReplayError
+    from ..evaluation.review import review as review_games
+    from ..evaluation.review import write_review
+    from ..params import MAX_SAMPLES
+
+    if args.players is not None or args.benchmark is not None or args.replay is not None:
+        raise BadInput("--review FILE takes no --players, --benchmark or --replay")
+    if args.seat is not None and args.seat < 0:
+        raise BadInput(f"--seat must be a seat number from 0, got {args.seat}")
+    samples = REVIEW_SAMPLES if args.samples is None else args.samples
+    if not 1 <= samples <= MAX_SAMPLES:
+        raise BadInput(f"--samples must be 1..{MAX_SAMPLES}, got {samples}")
+    if args.games is not None and args.games < 1:
+        raise BadInput(f"--games must be at least 1, got {args.games}")
+    out = Path(args.out or "results/review")
+    seed = 0 if args.seed is None else args.seed
+    games = None if args.games is None else range(args.games)
+    quiet = bool(args.quiet)
+
+    def progress(done: int) -> None:
+        if not quiet:
+            print(f"\rreviewed {done} game(s)", end="", file=sys.stderr, flush=True)
+
+    try:
+        data = review_games(args.review, seat=args.seat, games=games, seed=seed, samples=samples, progress=progress)
+    except (ReplayError, ValueError) as exc:
+        raise BadInput(_one_line(exc)) from None
+    if not quiet:
+        print(file=sys.stderr)
+    try:
+        paths = write_review(data, out)
+    except OSError as exc:
+        print(f"{PROG}: error: cannot write the review to {out}: {exc}", file=sys.stderr)
+        return 1
+    if not quiet:
+        for name, row in data["players"].items():
+            kinds = ", ".join(f"{k} {v['loss']:.1f}" for k, v in row["kinds"].items() if v["decisions"])
+            print(f"{name}: {row['loss']:.1f} points lost in {row['games']} game(s) ({kinds})")
+        print(f"wrote {paths[0]} and {paths[1]}")
+    return 0
+
+
 def replay(args: argparse.Namespace) -> int:
     from ..evaluation.replay import ReplayError, read_game, replay_game
 
@@ -476,6 +538,10 @@ def main(argv: list[str] | None = None) -> int:
 
                 print(available())
                 return 0
+            if args.review is not None:
+                return review(args)
+            if args.seat is not None or args.samples is not None:
+                raise BadInput("--seat and --samples go with --review FILE")
             if args.replay is not None:
                 return replay(args)
             if args.benchmark is not None:

@@ -16,6 +16,8 @@ unless asked otherwise.
 | `GET /api/replay?file=F&game=k` | every position of game k of a replay file, all hands face up |
 | `GET /api/agents` | the agent specs a seat can take (`offer.py`), and a line on each (`about`) |
 | `GET /api/rules` | the rule options of a new game, each with a plain `label` (and `choice_labels`) |
+| `GET /api/coach` | the coach on the human's decision now: the moves the search bot weighs, with their values (409 off turn) |
+| `GET /api/review?file=F&game=k` | the coach's review of game k of a replay file: every decision's values and loss |
 
 The server is the authority: the game lives here, every move is checked against the
 legal ones, and after every move the game is written to `current.json` in the games
@@ -49,6 +51,8 @@ from urllib.parse import parse_qs, urlparse
 from quiddler_env.core import files
 from quiddler_env.core.config import QuiddlerConfig
 
+from ..coach import Coach
+from ..evaluation.review import LARGE, VALUES, review_game, summarise
 from .guard import Guard, Refused
 from .offer import Offer
 from .replay import replay_frames, replay_records
@@ -58,6 +62,8 @@ STATIC = Path(__file__).resolve().parent / "static"
 PAGES = {"/": "table.html", "/replay": "replay.html"}
 CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css"}
 CURRENT = "current.json"
+COACH_SAMPLES = 32
+"""The coach's determinizations per decision (the search bot's default)."""
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 MAX_BODY = 1 << 20
 MAX_SEED = 2**63 - 1
@@ -107,6 +113,7 @@ class TableServer(ThreadingHTTPServer):
         self.replay_files = {p.name: Path(p) for p in replay_files}
         self.lock = threading.Lock()
         self.table: TableGame | None = None
+        self.coaches: dict[str, Coach] = {}
         current = self.games_dir / CURRENT
         if current.is_file():
             try:
@@ -190,7 +197,8 @@ class TableServer(ThreadingHTTPServer):
         self.table = table
         return self.state()
 
-    def replay(self, query: dict[str, list[str]]) -> dict[str, Any]:
+    def _record(self, query: dict[str, list[str]]) -> tuple[str, int, list[dict[str, Any]]]:
+        """The replay file `file`'s games and the index `game` asked for (checked)."""
         name = (query.get("file") or [""])[0]
         try:
             if name in self.replay_files:
@@ -207,10 +215,47 @@ class TableServer(ThreadingHTTPServer):
             raise BadRequest("game must be a number") from None
         if not 0 <= k < len(records):
             raise BadRequest(f"{name} holds games 0..{len(records) - 1}, not {k}")
+        return name, k, records
+
+    def replay(self, query: dict[str, list[str]]) -> dict[str, Any]:
+        name, k, records = self._record(query)
         try:
             return {"file": name, "game": k, "games": len(records), "replay": replay_frames(records[k])}
         except ValueError as exc:
             raise BadRequest(str(exc)) from None
+
+    def _coach(self, rules: QuiddlerConfig) -> Coach:
+        """The coach of games under `rules` (kept: its rollout batches are built once)."""
+        key = json.dumps(rules.to_dict(), sort_keys=True)
+        if key not in self.coaches:
+            self.coaches[key] = Coach(rules, samples=COACH_SAMPLES)
+        return self.coaches[key]
+
+    def coach(self) -> dict[str, Any]:
+        """The coach on the human's decision now: the moves the search bot weighs, each with its value."""
+        table = self.table
+        if table is None:
+            raise MoveRefused("no game: start one first")
+        game = table.game
+        if game.is_over:
+            raise MoveRefused("the game is over: the replay viewer reviews it")
+        if game.current_player != table.human:
+            raise MoveRefused("the coach answers on your turn")
+        advice = self._coach(table.config).advise(game, (table.seed, len(table.actions)))
+        return {"coach": advice.to_dict(table.name) | {"played": len(table.actions), "values": VALUES}}
+
+    def review(self, query: dict[str, list[str]]) -> dict[str, Any]:
+        """The coach's review of game `game` of a replay file: every seat's decisions, by move number."""
+        name, k, records = self._record(query)
+        try:
+            data = review_game(records[k], self._coach)
+        except ValueError as exc:
+            raise BadRequest(str(exc).splitlines()[0]) from None
+        return {
+            "file": name,
+            "game": k,
+            "review": {"decisions": data["decisions"], "players": summarise([data]), "large": LARGE, "values": VALUES},
+        }
 
     def _name(self, name: Any) -> str:
         if not isinstance(name, str) or not _NAME.match(name) or name == CURRENT.removesuffix(".json"):
@@ -246,6 +291,8 @@ class TableHandler(BaseHTTPRequestHandler):
             "/api/agents": lambda: {"agents": self.server.offer.agents(), "about": self.server.offer.about()},
             "/api/rules": lambda: {"rules": _rule_options()},
             "/api/replay": lambda: self.server.replay(parse_qs(url.query)),
+            "/api/coach": lambda: self.server.coach(),
+            "/api/review": lambda: self.server.review(parse_qs(url.query)),
         }
         if url.path not in routes:
             return self._json({"error": f"no page {url.path}"}, HTTPStatus.NOT_FOUND)

@@ -5,6 +5,8 @@
 const $ = (id) => document.getElementById(id);
 let replay = null;
 let at = 0;
+let review = null;  // the coach's review of the loaded game: decisions by move number (frame k shows move k - 1)
+let loaded = null;  // the file and game of the loaded replay
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -52,6 +54,11 @@ async function load() {
   const data = await api(`/api/replay?file=${encodeURIComponent($("file").value)}&game=${Number($("game").value) || 0}`);
   if (!data.replay) return;
   replay = data.replay;
+  loaded = {file: data.file, game: data.game};
+  review = null;
+  $("review").disabled = false;
+  $("review-status").textContent = "";
+  $("review-panel").hidden = true;
   $("game-info").textContent = `${data.file}, game ${data.game} of 0..${data.games - 1}: ${replay.seats.join(", ")}`;
   $("position").max = String(replay.frames.length - 1);
   show(0);
@@ -64,6 +71,7 @@ function show(k) {
   $("position").value = String(at);
   $("where").textContent = `position ${at} of ${replay.frames.length - 1}, round ${frame.round}`;
   $("move").textContent = frame.move ? `Move: ${frame.move}` : "The deal.";
+  showReview();
   $("draw-pile").textContent = String(frame.draw_pile);
   $("discard-top").replaceChildren(...(frame.discard_top ? card(frame.discard_top, "").childNodes : ["–"]));
   $("hands").replaceChildren(...replay.seats.map((label, p) => {
@@ -89,6 +97,48 @@ function show(k) {
       el("td", {}, String(r.round_score)), el("td", {}, String(r.total))))));
 }
 
+// -- the coach's review beside the replay ------------------------------------------------------------
+
+const signed = (v) => `${v >= 0 ? "+" : ""}${v.toFixed(1)}`;
+
+async function loadReview() {
+  if (!loaded) return;
+  $("review").disabled = true;
+  $("review-status").textContent = "The coach is weighing every decision…";
+  const data = await api(`/api/review?file=${encodeURIComponent(loaded.file)}&game=${loaded.game}`);
+  $("review").disabled = false;
+  if (!data.review || !loaded || data.file !== loaded.file || data.game !== loaded.game) { $("review-status").textContent = ""; return; }
+  review = {byMove: new Map(data.review.decisions.map((d) => [d.move, d])), ...data.review};
+  $("review-status").textContent = `${data.review.decisions.length} decisions weighed (values: points for the player).`;
+  $("review-totals").replaceChildren(el("table", {id: "review-table"},
+    el("tr", {}, ...["player", "points lost", "draw", "discard", "go out", "last turn", "lay"].map((h) => el("th", {}, h))),
+    ...Object.entries(data.review.players).map(([name, row]) => el("tr", {},
+      el("td", {}, name), el("td", {}, row.loss.toFixed(1)),
+      ...["draw", "discard", "go_out", "last_turn", "lay"].map((k) => el("td", {}, row.kinds[k].loss.toFixed(1)))))));
+  const worst = data.review.decisions.filter((d) => d.loss).sort((a, b) => b.loss - a.loss || a.move - b.move).slice(0, 10);
+  $("review-list").replaceChildren(...worst.map((d) => {
+    const item = el("li", {"data-move": String(d.move)}, `round ${d.round}, move ${d.move + 1}, ${d.player}: ${d.played.move}, ` +
+      `−${d.loss.toFixed(1)} (search: ${d.search.move})`);
+    item.addEventListener("click", () => show(d.move + 1));
+    return item;
+  }));
+  $("review-panel").hidden = false;
+  showReview();
+}
+
+function showReview() {
+  // The move that led to this position: its loss, and the best move when the loss is large.
+  const box = $("move-review");
+  const d = review && at > 0 ? review.byMove.get(at - 1) : null;
+  box.className = "small";
+  if (!d) { box.textContent = review && at > 0 ? "Not weighed (one legal move)." : ""; return; }
+  if (d.loss === null) { box.textContent = "Not weighed."; return; }
+  box.textContent = `Coach: ${d.played.move} ${signed(d.value)}; loss ${d.loss.toFixed(1)}` +
+    (d.loss >= review.large ? `; best: ${d.best.move} ${signed(d.moves.find((m) => m.action === d.best.action).value)}` : "");
+  if (d.loss >= review.large) box.classList.add("costly");
+}
+
+$("review").addEventListener("click", loadReview);
 $("load").addEventListener("click", load);
 $("first").addEventListener("click", () => show(0));
 $("prev").addEventListener("click", () => show(at - 1));

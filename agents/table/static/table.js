@@ -225,8 +225,33 @@ function render(view) {
       onclick: () => play(view.moves.find((m) => m.kind === "lay" && m.candidate === k).action)}, `Lay these (${c.score} points)`))));
   $("other-moves").replaceChildren(...(view.moves || []).filter((m) => m.kind === "pass" || m.kind === "challenge").map((m) =>
     el("button", {type: "button", class: "move", "data-action": String(m.action), onclick: () => play(m.action)}, m.name)));
+  $("coach-row").hidden = !mine || !(view.moves || []).length;
+  if ($("coach-box").dataset.played !== String(view.played)) { $("coach-box").hidden = true; $("coach-box").replaceChildren(); }
   renderLog(view);
   renderResults(view);
+}
+
+// -- the coach: the search bot's values of the moves of this decision ------------------------------------
+
+async function showCoach() {
+  if (busy || !current) return;
+  const box = $("coach-box");
+  box.hidden = false;
+  box.dataset.played = String(current.played);
+  box.replaceChildren(el("span", {class: "spinner"}), " The coach is weighing your moves…");
+  const data = await api("/api/coach");
+  if (!data.coach || !current || data.coach.played !== current.played) { box.hidden = !data.coach; return; }
+  const c = data.coach;
+  const top = Math.max(...c.moves.map((m) => (m.value === null ? -Infinity : m.value)));
+  const basis = c.basis === "rollouts" ? `the search bot's rollouts over ${c.samples} deals of the unseen cards: your round score minus your opponents'`
+    : c.basis === "expert" ? "the points of the hand or words you keep, with the bonuses expected" : "nothing to weigh";
+  box.replaceChildren(
+    el("div", {class: "label"}, `Coach: the search bot plays ${c.search.move}`),
+    el("table", {class: "coach-moves"}, ...c.moves.map((m) => el("tr", {class: (m.action === c.best.action ? "best" : ""), "data-action": String(m.action)},
+      el("td", {}, m.move),
+      el("td", {class: "value"}, m.value === null ? "–" : `${m.value >= 0 ? "+" : ""}${m.value.toFixed(1)}`),
+      el("td", {class: "small"}, m.value === null || m.value === top ? "best" : `−${(top - m.value).toFixed(1)}`)))),
+    el("div", {class: "small"}, `Points for you, by ${basis}.`));
 }
 
 function setClickable(node, on, label) {
@@ -509,6 +534,7 @@ $("discard-top").addEventListener("drop", (e) => {
 });
 $("discard").addEventListener("click", () => discardSelected("discard"));
 $("go-out").addEventListener("click", () => discardSelected("go-out"));
+$("coach").addEventListener("click", showCoach);
 $("hint-toggle").addEventListener("change", () => { $("best").hidden = !current || !current.best_layout || !$("hint-toggle").checked; });
 $("speed").value = localStorage.getItem("quiddler-pace") || "600";
 $("speed").addEventListener("change", () => localStorage.setItem("quiddler-pace", $("speed").value));
