@@ -9,11 +9,11 @@ import json
 import numpy as np
 import pytest
 
-from agents.cli.evaluate import main
-from agents.coach import Coach, coach_seed, decision_kind
-from agents.evaluation.review import review
-from agents.evaluation.schedule import deal_cards
-from agents.search import SearchAgent
+from quiddler_agents.cli.evaluate import main
+from quiddler_agents.coach import Coach, coach_seed, decision_kind
+from quiddler_agents.evaluation.review import review
+from quiddler_agents.evaluation.schedule import deal_cards
+from quiddler_agents.search import SearchAgent
 from quiddler_env.core import actions as A
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import QuiddlerGame
