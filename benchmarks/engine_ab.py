@@ -20,8 +20,10 @@ random dealt hands of each size, 4 to 11 cards, the two trees alternately, the b
 and checks that both answer the same. `--vector STEPS` also times each tree's vector env (`Quiddler-v0`'s
 `QuiddlerVectorEnv`, `--games` games, random opponents, a uniformly random legal learner as in
 `bench_vector.py`), STEPS steps a round from the same reset and the same learner draws, the rounds
-alternating as above; it checks that both trees' envs return the same observations. Needs git and a
-checkout; asserts nothing.
+alternating as above; it checks that both trees' envs return the same observations. `--single SECONDS` also
+times each tree's `Quiddler-v0` (random opponents, the same random learner) for SECONDS a round, alternately,
+and with `--vector` prints this checkout's vector env against both trees' `Quiddler-v0` (`bench_vector.py`'s
+ratio, with the base's single env as the anchor too). Needs git and a checkout; asserts nothing.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ from numba import njit  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench_vector import random_legal  # noqa: E402  (the benchmarks' random learner)
+from bench_vector import measure_single, random_legal  # noqa: E402  (the benchmarks' random learner)
 
 BASE_NAME = "quiddler_base"
 
@@ -145,8 +147,8 @@ def vector_round(envs, seed: int, steps: int) -> tuple[float, np.ndarray]:
     return (time.perf_counter() - start) / (steps * envs.num_envs) * 1e6, obs
 
 
-def compare_vector(packages: list[str], labels: list[str], n_games: int, steps: int, rounds: int) -> None:
-    """Each tree's vector env, the same steps alternately (see the module docstring)."""
+def compare_vector(packages: list[str], labels: list[str], n_games: int, steps: int, rounds: int) -> list[float]:
+    """Each tree's vector env, the same steps alternately (see the module docstring); returns the medians."""
     envs = [
         importlib.import_module(f"{package}.envs.vector_env").QuiddlerVectorEnv(num_envs=n_games)
         for package in packages
@@ -167,6 +169,24 @@ def compare_vector(packages: list[str], labels: list[str], n_games: int, steps: 
         f"base / this checkout, per round: median {statistics.median(ratios):.3f}; this checkout faster in "
         f"{sum(r > 1 for r in ratios)} of {len(ratios)} rounds"
     )
+    return [statistics.median(t) for t in times]
+
+
+def compare_single(packages: list[str], labels: list[str], seconds: float, rounds: int) -> list[float]:
+    """Each tree's `Quiddler-v0` (`gym_env.QuiddlerEnv`, random opponents), alternately; prints and returns the
+    medians of microseconds a learner step."""
+    envs = [importlib.import_module(f"{package}.envs.gym_env").QuiddlerEnv() for package in packages]
+    for env in envs:
+        measure_single(env, 1.0, 0)  # compiles and warms up
+    times: list[list[float]] = [[], []]
+    for r in range(rounds):
+        for j in (0, 1) if r % 2 == 0 else (1, 0):
+            times[j].append(1e6 / measure_single(envs[j], seconds, 100 + r))
+    print(f"Quiddler-v0, random opponents, {seconds:g} s a round, {rounds} rounds alternating")
+    print(f"{'tree':<24} {'best':>8} {'median':>8}  (microseconds a learner step)")
+    for label, t in zip(labels, times, strict=True):
+        print(f"{label:<24} {min(t):>8.3f} {statistics.median(t):>8.3f}")
+    return [statistics.median(t) for t in times]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -177,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--games", type=int, default=1024)
     p.add_argument("--go-out", type=int, default=0, metavar="HANDS", help="also time the mask's go-out search")
     p.add_argument("--vector", type=int, default=0, metavar="STEPS", help="also time the vector env, STEPS a round")
+    p.add_argument("--single", type=float, default=0, metavar="SECONDS", help="also time Quiddler-v0, SECONDS a round")
     args = p.parse_args(argv)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core, as bench_vector
@@ -202,8 +223,16 @@ def main(argv: list[str] | None = None) -> int:
                 times.append(us_per_learner_step(games, bots, args.deals))
         if args.go_out > 0:
             compare_go_out([BASE_NAME, "quiddler_env"], args.go_out)
+        vector = single = None
         if args.vector > 0:
-            compare_vector([BASE_NAME, "quiddler_env"], list(sides), args.games, args.vector, args.rounds)
+            vector = compare_vector([BASE_NAME, "quiddler_env"], list(sides), args.games, args.vector, args.rounds)
+        if args.single > 0:
+            single = compare_single([BASE_NAME, "quiddler_env"], list(sides), args.single, args.rounds)
+        if vector and single:
+            print(
+                f"this checkout's vector env: {single[0] / vector[1]:.2f}x the base's Quiddler-v0, "
+                f"{single[1] / vector[1]:.2f}x its own (learner steps/s, the medians above)"
+            )
 
     print(f"engine alone, {args.games} games x {args.deals} deals, random bots, {args.rounds} rounds alternating")
     print(f"the same games as the base (every game's final state, one deal): {'yes' if same else 'no'}")
