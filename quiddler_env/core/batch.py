@@ -33,7 +33,7 @@ from . import batch_bots
 from . import batch_kernels as kernels
 from .actions import num_actions
 from .cards import DECK_SIZE, new_deck
-from .config import QuiddlerConfig
+from .config import MAX_PLAYERS, QuiddlerConfig
 from .dictionary import KEY_ORDER, MAX_WORD_CARDS, Dictionary, load_dictionary
 from .game import IllegalActionError, Phase, QuiddlerGame
 from .laying import MAX_CANDIDATES, claim_unused
@@ -151,13 +151,17 @@ def term_keys(dictionary: Dictionary) -> np.ndarray:
     return keys
 
 
+VOCABULARY_SLOTS = MAX_PLAYERS + 1
+"""`Vocabularies.tables` and `.codes` always have this many entries: the referee's and at most one per seat."""
+
+
 class Vocabularies(NamedTuple):
     """The challenge variant's vocabularies as the kernels read them: the last entry of their `tables`."""
 
     tables: tuple
-    """Each distinct vocabulary's `solver_tables` (the referee's among them)."""
+    """Each distinct vocabulary's `solver_tables` (the referee's first), padded to `VOCABULARY_SLOTS` entries."""
     codes: tuple
-    """Each one's `term_keys`: a laid word's cards from its term."""
+    """Each one's `term_keys`: a laid word's cards from its term (padded as `tables`)."""
     seat: np.ndarray
     """Each seat's vocabulary: an index into `tables`."""
     referee: int
@@ -177,9 +181,14 @@ def vocabularies(referee: HandSolver, seat_solvers: Sequence[HandSolver]) -> Voc
     tables = [solver_tables(solver) for solver in solvers]
     # One type for all (the kernels index them at run time), whatever dtypes an index was stored with.
     tables = [tuple(np.asarray(a, dtype=r.dtype) for a, r in zip(t, tables[0], strict=True)) for t in tables]
+    codes = [term_keys(solver.dictionary) for solver in solvers]
+    # One length for all too: a tuple's length is part of its numba type, so a count of distinct vocabularies of
+    # its own would compile every kernel that takes S again (minutes). Padded with the referee's (the same
+    # arrays, no copy), which no seat's index points at.
+    pad = VOCABULARY_SLOTS - len(solvers)
     return Vocabularies(
-        tables=tuple(tables),
-        codes=tuple(term_keys(solver.dictionary) for solver in solvers),
+        tables=tuple(tables + [tables[0]] * pad),
+        codes=tuple(codes + [codes[0]] * pad),
         seat=np.asarray([distinct[s.dictionary.identity] for s in seat_solvers], dtype=np.int64),
         referee=0,
         coverage=np.asarray([coverage(s.dictionary, referee.dictionary) for s in seat_solvers], dtype=np.float64),
