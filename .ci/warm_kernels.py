@@ -1,7 +1,7 @@
 """Compile the package's numba kernels once into their on-disk cache (`quiddler_env.core.kernel_cache`), before
 `pytest -n 2` starts: each xdist worker then loads the kernels it needs rather than compiling them. It plays a
-few games of each kernel family, the plain rules and the challenge variant (whose state tuple S has one more
-member, so every kernel that takes S compiles a second time). Run by .ci/run; prints each stage's seconds."""
+few games of each kernel family, the plain rules and the challenge variant (whose word tables `tables` have one more
+member, so every kernel that takes them compiles a second time). Run by .ci/run; prints each stage's seconds."""
 
 from __future__ import annotations
 

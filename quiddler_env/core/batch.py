@@ -183,7 +183,7 @@ def vocabularies(referee: HandSolver, seat_solvers: Sequence[HandSolver]) -> Voc
     tables = [tuple(np.asarray(a, dtype=r.dtype) for a, r in zip(t, tables[0], strict=True)) for t in tables]
     codes = [term_keys(solver.dictionary) for solver in solvers]
     # One length for all too: a tuple's length is part of its numba type, so a count of distinct vocabularies of
-    # its own would compile every kernel that takes S again (minutes). Padded with the referee's (the same
+    # its own would compile every kernel that takes `tables` again (minutes). Padded with the referee's (the same
     # arrays, no copy), which no seat's index points at.
     pad = VOCABULARY_SLOTS - len(solvers)
     return Vocabularies(

@@ -1322,11 +1322,20 @@ def masks_at(games, out, cards, ints, go, offsets, rules, tables):
         mask_row(games[j], out[games[j]], cards, ints, go, offsets, rules, tables)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always")
 def observe_row(i, p, out, cards, ints, offsets, rules, obs_starts, tables):
     """Player p's observation of game i into out (as `core.observation.encode_observation`).
 
-    obs_starts holds the slice starts of `observation_layout(n, challenges)` in its table order."""
+    obs_starts holds the slice starts of `observation_layout(n, challenges)` in its table order. (Two calls: the
+    plain game's slices, which need no word tables, and the variant's, compiled only with it.)"""
+    _observe_plain(i, p, out, cards, ints, offsets, rules, obs_starts)
+    if challenges_on(rules, tables):
+        _observe_challenges(i, p, out, cards, ints, offsets, rules, obs_starts, tables)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _observe_plain(i, p, out, cards, ints, offsets, rules, obs_starts):
+    """The plain game's slices of player p's observation of game i (all of it without challenges)."""
     n = rules[R_PLAYERS]
     out[:] = 0.0
     # The slices' starts, in `observation_layout`'s table order.
@@ -1390,8 +1399,6 @@ def observe_row(i, p, out, cards, ints, offsets, rules, obs_starts, tables):
     cap = rules[R_CAP]
     # Capped at 1: the final turns after a late go-out run past the cap (as `observation.turns_fraction`).
     out[o_turns] = min(ints[i, I_TURNS] / (cap * n), 1.0) if cap > 0 else 0.0
-    if challenges_on(rules, tables):
-        _observe_challenges(i, p, out, cards, ints, offsets, rules, obs_starts, tables)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
