@@ -60,6 +60,14 @@ def vector_env(config, opponents):
     return run
 
 
+class FirstLegal:
+    """A Python policy seat (the first legal move): the vector env's step then waits on it and ends in
+    `finish_steps`, which the compiled opponents never reach (training's opponent mixes do)."""
+
+    def act(self, observation, action_mask):
+        return int(np.flatnonzero(action_mask)[0])
+
+
 def features():
     from quiddler_env.envs.vector_env import QuiddlerVectorEnv
     from quiddler_env.features import ObservationFeatures
@@ -80,8 +88,9 @@ def solitaire():
 def warm(variant: str) -> None:
     config = {"plain": PLAIN, "challenge": CHALLENGE}[variant]
     timed(f"{variant}: batch engine", batch_games(config))
-    for opponents in ("random", "greedy"):
-        timed(f"{variant}: vector env, {opponents} opponents", vector_env(config, opponents))
+    for opponents in ("random", "greedy", FirstLegal()):
+        name = opponents if isinstance(opponents, str) else "Python policy"
+        timed(f"{variant}: vector env, {name} opponents", vector_env(config, opponents))
     if variant == "plain":
         timed("plain: observation features", features)
         timed("plain: solitaire", solitaire)

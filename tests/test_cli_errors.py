@@ -289,7 +289,9 @@ def _wait_for(proc: subprocess.Popen, seen, what: str, timeout: float = 180) -> 
 
 def _stop(proc: subprocess.Popen, sig: signal.Signals) -> tuple[int, list[str]]:
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=120)
+    # Generous: Python runs a signal's handler between bytecodes, so one arriving while numba compiles a kernel
+    # the cache lacks waits for the compile (minutes on a loaded 2-core CI machine).
+    _, err = proc.communicate(timeout=300)
     return proc.returncode, [line for line in err.splitlines() if line.strip()]
 
 
