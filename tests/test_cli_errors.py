@@ -276,7 +276,14 @@ def _start(script: str, *args: str) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_ctrl_c_as_at_a_terminal,
     )
+
+
+def _ctrl_c_as_at_a_terminal() -> None:
+    # A test run started in the background of a script inherits SIGINT ignored, and Python keeps an ignored
+    # SIGINT ignored: the command under test gets Ctrl-C as a terminal gives it.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _wait_for(proc: subprocess.Popen, seen, what: str, timeout: float = 180) -> None:

@@ -149,8 +149,15 @@ def _play(*args: str, **kwargs) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_ctrl_c_as_at_a_terminal,
         **kwargs,
     )
+
+
+def _ctrl_c_as_at_a_terminal() -> None:
+    # A test run started in the background of a script inherits SIGINT ignored, and Python keeps an ignored
+    # SIGINT ignored: the command under test gets Ctrl-C as a terminal gives it.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @pytest.mark.slow
