@@ -10,7 +10,7 @@ import re
 from markdown.extensions import Extension
 from markdown.preprocessors import Preprocessor
 
-TABLE = re.compile(r"<!-- table:([a-z-]+) -->")
+TABLE = re.compile(r"<!-- table:([a-z0-9-]+) -->")
 
 
 def _cell(value) -> str:
@@ -68,11 +68,20 @@ def _env_versions() -> str:
     return versions_table()
 
 
+def _leaderboard_v1() -> str:
+    from pathlib import Path
+
+    from quiddler_agents.evaluation.leaderboard import committed_cards, render_leaderboard
+
+    return render_leaderboard(committed_cards("v1", Path(__file__).resolve().parents[1] / "benchmarks" / "cards"))
+
+
 TABLES = {
     "rule-options": _rule_options,
     "env-options": _env_options,
     "observation-sizes": _observation_sizes,
     "env-versions": _env_versions,
+    "leaderboard-v1": _leaderboard_v1,
 }
 
 
