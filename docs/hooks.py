@@ -68,12 +68,15 @@ def _env_versions() -> str:
     return versions_table()
 
 
-def _leaderboard_v1() -> str:
+def _leaderboard(benchmark: str) -> str:
+    """The leaderboard of a declared benchmark, from the cards committed under benchmarks/cards/NAME/."""
     from pathlib import Path
 
+    from quiddler_agents.evaluation.benchmark import get_protocol
     from quiddler_agents.evaluation.leaderboard import committed_cards, render_leaderboard
 
-    return render_leaderboard(committed_cards("v1", Path(__file__).resolve().parents[1] / "benchmarks" / "cards"))
+    get_protocol(benchmark)  # an undeclared name fails the build
+    return render_leaderboard(committed_cards(benchmark, Path(__file__).resolve().parents[1] / "benchmarks" / "cards"))
 
 
 TABLES = {
@@ -81,13 +84,16 @@ TABLES = {
     "env-options": _env_options,
     "observation-sizes": _observation_sizes,
     "env-versions": _env_versions,
-    "leaderboard-v1": _leaderboard_v1,
 }
+LEADERBOARD = "leaderboard-"
+"""`<!-- table:leaderboard-NAME -->`: the leaderboard of benchmark NAME."""
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
     def table(match: re.Match) -> str:
         name = match.group(1)
+        if name.startswith(LEADERBOARD):
+            return _leaderboard(name[len(LEADERBOARD) :])
         if name not in TABLES:
             raise ValueError(f"{page.file.src_path}: unknown table {name!r}; known: {', '.join(TABLES)}")
         return TABLES[name]()

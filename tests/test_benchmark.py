@@ -116,7 +116,7 @@ def test_a_tampered_deal_file_is_refused(tmp_path):
     with pytest.raises(BenchmarkError, match=r"deal file .*sha256 .* is not the protocol's .*changed") as info:
         run_benchmark(protocol, "greedy")
     assert "\n" not in str(info.value)
-    with pytest.raises(BenchmarkError, match="unknown benchmark 'v9'; known: v1"):
+    with pytest.raises(BenchmarkError, match="unknown benchmark 'v9'; known: v1, v1-vocab"):
         get_protocol("v9")
 
 
@@ -167,8 +167,33 @@ def test_a_card_of_some_tables_says_so(tmp_path):
     assert table.specs == ("greedy", "random", "random", "random") and table.trusted and table.total_games == 4
 
 
-def test_v1_is_the_only_declared_benchmark_and_names_its_file():
-    assert sorted(BENCHMARKS) == ["v1"] and BENCHMARKS["v1"].deal_file.name == "v1.json.gz"
+def test_v1_has_two_tracks_on_the_same_deals_and_pool():
+    assert sorted(BENCHMARKS) == ["v1", "v1-vocab"] and BENCHMARKS["v1"].deal_file.name == "v1.json.gz"
+    full, vocab = BENCHMARKS["v1"], BENCHMARKS["v1-vocab"]
+    for key in ("deal_file", "deal_sha256", "pool", "deals", "move_limit_s", "seed", "rules"):
+        assert getattr(full, key) == getattr(vocab, key), key
+    assert full.vocabularies == () and len(vocab.vocabularies) == max(vocab.tables)
+    assert len(set(vocab.vocabularies)) == len(vocab.vocabularies)  # each seat draws its own
+    assert full.rules_for(4).vocabularies == () and full.rules_for(4).num_players == 4
+    assert vocab.rules_for(2).vocabularies == vocab.vocabularies[:2] and not vocab.rules_for(2).challenges
+
+
+def test_the_vocabulary_track_plays_each_seat_with_its_own_words_and_stamps_them(tmp_path):
+    seats = ("level-everyday:0.6:1", "level-everyday:0.6:2", "level-everyday:0.6:3", "level-everyday:0.6:4")
+    protocol = with_changes(tiny(tmp_path), vocabularies=seats)
+    card = run_benchmark(protocol, "greedy")
+    stamp = card["stamp"]
+    assert [v["spec"] for v in stamp["vocabularies"]] == list(seats)
+    assert len({v["identity"] for v in stamp["vocabularies"]}) == 4
+    assert all(20_000 < v["words"] < 27_000 for v in stamp["vocabularies"])  # 60% of level 3's 38,933
+    assert stamp["rules"]["2"]["vocabularies"] == list(seats[:2]) and stamp["rules"]["4"]["vocabularies"] == list(seats)
+    assert "seat 3's vocabulary `level-everyday:0.6:3`" in render_markdown(card)
+    # Its games are not the full track's: the seats find fewer words.
+    full = run_benchmark(tiny(tmp_path), "greedy")
+    assert card["tables"] != full["tables"] and "vocabularies" not in full["stamp"]
+    assert without_timing(card) == without_timing(run_benchmark(protocol, "greedy"))
+    other = run_benchmark(with_changes(protocol, vocabularies=("level-everyday:0.6:9", *seats[1:])), "greedy")
+    assert other["stamp"]["vocabularies"] != stamp["vocabularies"] and other["body_sha256"] != card["body_sha256"]
 
 
 def test_the_command_writes_the_card_and_refuses_bad_input(tmp_path, monkeypatch, capsys):
@@ -188,7 +213,7 @@ def test_the_command_writes_the_card_and_refuses_bad_input(tmp_path, monkeypatch
     assert cards[0]["stamp"]["games_per_pairing"] == {"2": 2, "4": 4} and cards[0]["stamp"]["full"] is False
     capsys.readouterr()
     for argv, message in (
-        (["--benchmark", "v9", "greedy"], "unknown benchmark 'v9'; known: v1"),
+        (["--benchmark", "v9", "greedy"], "unknown benchmark 'v9'; known: v1, v1-vocab"),
         (["--benchmark", "v1", "nobody", "--out", str(tmp_path / "c")], "nobody"),
         (["--benchmark", "v1", "greedy", "--games-per-pairing", "0"], "games per pairing must be a positive integer"),
         (["--benchmark", "v1", "greedy", "--players", "random"], "drop --players"),

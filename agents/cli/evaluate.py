@@ -177,7 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--benchmark",
         nargs=2,
         metavar=("NAME", "SPEC"),
-        help="play the versioned benchmark NAME (v1) with agent SPEC; writes card.json and card.md into --out "
+        help="play the versioned benchmark NAME (v1: the full dictionary; v1-vocab: the vocabulary track) with "
+        "agent SPEC; writes card.json and card.md into --out "
         "(default results/benchmark-NAME)",
     )
     bench.add_argument(

@@ -61,26 +61,45 @@ class Protocol:
     seed: int = 0
     """Seed of the agents' generators (the cards come from the deal file)."""
     rules: QuiddlerConfig = field(default_factory=QuiddlerConfig)
+    vocabularies: tuple[str, ...] = ()
+    """The vocabulary track: seat k's vocabulary spec at every table (one per seat of the largest table); seats
+    find and lay only their words (the rules' `vocabularies`). () for the full track: every seat knows the
+    whole dictionary."""
 
     @property
     def tables(self) -> tuple[int, ...]:
         return tuple(sorted(self.pool))
 
+    def rules_for(self, table: int) -> QuiddlerConfig:
+        """The rules at a table of `table`: the protocol's, for that many players, with the seats' vocabularies."""
+        changes: dict[str, Any] = {"num_players": table}
+        if self.vocabularies:
+            changes["vocabularies"] = list(self.vocabularies[:table])
+        return QuiddlerConfig.from_mapping({**self.rules.to_dict(), **changes})
+
+
+_V1 = Protocol(
+    name="v1",
+    deal_file=DEALS_DIR / "v1.json.gz",
+    deal_sha256="77038ec5972e5dfcbb2d28f71bc3af823e8cb31a70f734c7552a5bbcb3d1d60e",
+    pool={
+        2: ("random", "greedy", "expert", "search", "zoo:champion-2p"),
+        4: ("random", "greedy", "expert", "search", "zoo:table-4p"),
+    },
+    deals={2: 200, 4: 100},
+    move_limit_s=1.0,
+    seed=0,
+)
+
+VOCABULARY_TRACK = tuple(f"level-everyday:0.6:{seat}" for seat in range(1, 5))
+"""The vocabulary track's seats: each draws its own 60% of level 3 ("everyday", SCOWL size 35: 38,933 words),
+about 23,400 words a seat, seeded by the seat's number: a person's vocabulary rather than a word finder's."""
 
 BENCHMARKS: dict[str, Protocol] = {
-    "v1": Protocol(
-        name="v1",
-        deal_file=DEALS_DIR / "v1.json.gz",
-        deal_sha256="77038ec5972e5dfcbb2d28f71bc3af823e8cb31a70f734c7552a5bbcb3d1d60e",
-        pool={
-            2: ("random", "greedy", "expert", "search", "zoo:champion-2p"),
-            4: ("random", "greedy", "expert", "search", "zoo:table-4p"),
-        },
-        deals={2: 200, 4: 100},
-        move_limit_s=1.0,
-        seed=0,
-    )
+    "v1": _V1,
+    "v1-vocab": dataclasses.replace(_V1, name="v1-vocab", vocabularies=VOCABULARY_TRACK),
 }
+"""The declared benchmarks: the full track (`v1`) and the vocabulary track (`v1-vocab`), same deals and pool."""
 
 
 # -- the deal file -------------------------------------------------------------------------------
@@ -171,7 +190,7 @@ def pairing(
         games=deals * table,
         seed=protocol.seed,
         table_size=table,
-        rules=protocol.rules,
+        rules=protocol.rules_for(table),
         stacked=stacked[:deals],
         trusted=trusted,
     )
@@ -252,7 +271,7 @@ def stamp(protocol: Protocol, candidate: str, games_per_pairing: Mapping[int, in
     from ..provenance import dictionary_identity, package_versions
 
     versions = package_versions()
-    rules = {str(t): {**protocol.rules.to_dict(), "num_players": t} for t in tables}
+    rules = {str(t): protocol.rules_for(t).to_dict() for t in tables}
     full = tables == protocol.tables and all(games_per_pairing[t] == protocol.deals[t] * t for t in tables)
     return {
         "benchmark": protocol.name,
@@ -260,6 +279,7 @@ def stamp(protocol: Protocol, candidate: str, games_per_pairing: Mapping[int, in
         "env_version": ENV_VERSION,
         "rules": rules,
         "dictionary": dictionary_identity(protocol.rules.dictionary),
+        **({"vocabularies": vocabulary_identities(protocol)} if protocol.vocabularies else {}),
         "deal_file": {"name": Path(protocol.deal_file).name, "sha256": sha256_file(protocol.deal_file)},
         "pool": {str(t): list(protocol.pool[t]) for t in tables},
         "games_per_pairing": {str(t): games_per_pairing[t] for t in tables},
@@ -269,6 +289,17 @@ def stamp(protocol: Protocol, candidate: str, games_per_pairing: Mapping[int, in
         "move_limit_s": protocol.move_limit_s,
         "packages": {name: versions.get(name) for name in ("python", *STAMP_PACKAGES)},
     }
+
+
+def vocabulary_identities(protocol: Protocol) -> list[dict[str, Any]]:
+    """Each seat's vocabulary of the track: its spec, its word count and the sha256 of its sorted words."""
+    from quiddler_env.core.vocabulary import load_vocabulary
+
+    out = []
+    for spec in protocol.vocabularies:
+        words = load_vocabulary(spec, protocol.rules.dictionary)
+        out.append({"spec": spec, "words": len(words.words), "identity": words.identity})
+    return out
 
 
 def body_sha256(card: Mapping[str, Any]) -> str:
@@ -397,6 +428,10 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         "## Stamp",
         "",
         f"- env version {s['env_version']}; dictionary `{s['dictionary']['name']}` {s['dictionary']['identity'][:16]}",
+        *(
+            f"- seat {k + 1}'s vocabulary `{v['spec']}`: {v['words']:,} words, {v['identity'][:16]}"
+            for k, v in enumerate(s.get("vocabularies", ()))
+        ),
         f"- deal file `{s['deal_file']['name']}` sha256 {s['deal_file']['sha256'][:16]}; agents' seed {s['seed']}",
         *(f"- rules ({t} players): `{json.dumps(r, sort_keys=True)}`" for t, r in s["rules"].items()),
         f"- packages: {packages}",
