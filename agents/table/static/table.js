@@ -244,7 +244,9 @@ async function showCoach() {
   const c = data.coach;
   const top = Math.max(...c.moves.map((m) => (m.value === null ? -Infinity : m.value)));
   const basis = c.basis === "rollouts" ? `the search bot's rollouts over ${c.samples} deals of the unseen cards: your round score minus your opponents'`
-    : c.basis === "expert" ? "the points of the hand or words you keep, with the bonuses expected" : "nothing to weigh";
+    : c.basis === "expert" ? "the points of the hand or words you keep, with the bonuses expected"
+    : c.basis === "challenge" ? "the bots' odds that a word you do not know fails: a challenge wins twice its points if it fails and costs its points if it stands; letting the words stand is 0"
+    : "nothing to weigh";
   box.replaceChildren(
     el("div", {class: "label"}, `Coach: the search bot plays ${c.search.move}`),
     el("table", {class: "coach-moves"}, ...c.moves.map((m) => el("tr", {class: (m.action === c.best.action ? "best" : ""), "data-action": String(m.action)},
