@@ -502,3 +502,76 @@ def test_the_replay_viewer_shows_the_review_beside_the_replay(browser, served, t
         assert "best: " in text and "costly" in browser.find_element(By.ID, "move-review").get_attribute("class")
     shown = browser.find_element(By.ID, "where").text
     assert shown.startswith(f"position {int(worst[0].get_attribute('data-move')) + 1} of")
+
+
+def test_a_bot_of_a_level_picked_beside_its_seat_plays_that_level(browser, served):
+    from quiddler_env.core.levels import LEVELS
+
+    server, base = served()
+    _open_form(browser, base)
+    _set_seats(browser, ["human", "expert", "random"])
+    rows = browser.find_elements(By.CSS_SELECTOR, "#seat-list .seat-row")
+    pickers = [row.find_element(By.CSS_SELECTOR, ".seat-level") for row in rows]
+    # The levels are the server's (quiddler_env.core.levels.LEVELS), each by name and size, after all the words.
+    options = Select(pickers[1]).options
+    assert [o.get_attribute("value") for o in options] == ["", *(str(lv.number) for lv in LEVELS)]
+    assert options[0].text == "all words"
+    assert all(lv.name in o.text and f"{lv.words:,}" in o.text for lv, o in zip(LEVELS, options[1:], strict=True))
+    # Bots that find words take a level; you, random and the zoo's policies do not, and the tooltip says why.
+    assert pickers[1].is_enabled() and not pickers[0].is_enabled() and not pickers[2].is_enabled()
+    assert "no level" in pickers[2].get_attribute("title")
+    _set_seats(browser, ["human", "expert", "zoo:champion-2p"])
+    assert not pickers[2].is_enabled() and "trained policy" in pickers[2].get_attribute("title")
+    _set_seats(browser, ["human", "expert", "greedy"])
+    assert pickers[2].is_enabled()
+    rows[2].find_element(By.CSS_SELECTOR, ".remove-seat").click()
+    Select(pickers[1]).select_by_value("2")
+    _set_rule(browser, "hand_sizes", "3")
+    browser.find_element(By.ID, "start").click()
+    _wait(browser, _settled(server))
+    # The server's game seats the bot with its level; the page names it so at the table.
+    assert server.table.seats == ["human", "expert:level=2"] and server.table.agents[1].level == 2
+    assert "expert:level=2" in browser.find_element(By.CSS_SELECTOR, '#seats .seat[data-seat="1"] .name').text
+    turn = 0
+    while not server.table.game.is_over:
+        _wait(browser, _settled(server))
+        if server.table.game.is_over:
+            break
+        _click_a_move(browser, server, turn)
+        turn += 1
+        assert turn < 100
+    _wait(browser, _settled(server))
+    standings = browser.find_element(By.ID, "standings-table").text
+    assert "expert:level=2" in standings and "human (you)" in standings
+
+
+def test_a_card_dragged_onto_the_discard_pile_is_discarded(browser, served):
+    from quiddler_env.core import actions as A
+    from quiddler_env.core.cards import FACES
+
+    server, base = served()
+    _open_form(browser, base)
+    _set_rule(browser, "hand_sizes", "4")
+    browser.find_element(By.ID, "start").click()
+    _wait(browser, _settled(server))
+    browser.find_element(By.ID, "draw-pile").click()
+    _wait(browser, _settled(server))
+    moves = server.table.view()["moves"]
+    face = [m for m in moves if m["kind"] == "discard"][0]["face"]
+    played = len(server.table.actions)
+    # The browser's own HTML5 drag events, as a drag by the mouse fires them: dragstart on the card, dragover and
+    # drop on the discard pile, with one DataTransfer between them.
+    accepted = browser.execute_script(
+        'const card = document.querySelector(`#hand .card[data-face="${arguments[0]}"]`);'
+        "const pile = document.getElementById('discard-top');"
+        "const data = new DataTransfer();"
+        "const fire = (node, type) => { const e = new DragEvent(type, {bubbles: true, cancelable: true,"
+        "  dataTransfer: data}); node.dispatchEvent(e); return e.defaultPrevented; };"
+        "fire(card, 'dragstart'); fire(pile, 'dragenter'); const over = fire(pile, 'dragover');"
+        "fire(pile, 'drop'); fire(card, 'dragend'); return over;",
+        face,
+    )
+    assert accepted  # the pile takes the drop while discarding
+    _wait(browser, _settled(server))
+    assert server.table.actions[played] == (0, A.DISCARD_BASE + FACES.index(face))
+    assert server.table.log[played]["move"] == f"discard {face}"
