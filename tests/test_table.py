@@ -229,6 +229,11 @@ def test_the_form_gets_the_offered_seats_plain_rule_labels_and_whole_errors(tmp_
         offered = _call(f"{base}/api/agents")[1]
         assert {"greedy", "expert", "search", "zoo:champion-2p"} <= set(offered["agents"])
         assert set(offered["about"]) == set(offered["agents"]) and all(offered["about"].values())
+        # The level picker's choices: the shipped levels (their one declaration) and the bots that take one.
+        from quiddler_env.core.levels import LEVELS
+
+        assert offered["levels"] == [{"number": lv.number, "name": lv.name, "words": lv.words} for lv in LEVELS]
+        assert offered["leveled"] == ["greedy", "expert", "search"]
         rules = {r["name"]: r for r in _call(f"{base}/api/rules")[1]["rules"]}
         assert rules["min_word_cards"]["label"] == "Fewest cards in a word"
         assert all(r["label"] and "_" not in r["label"] for r in rules.values())
