@@ -296,3 +296,26 @@ def test_the_coach_answers_on_the_humans_turn_behind_the_guard_and_reviews_saved
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_the_coach_answers_a_challenge_decision_with_its_values(tmp_path):
+    from quiddler_agents.coach import Coach
+
+    rules = QuiddlerConfig(
+        hand_sizes=(3, 4), challenges=True, layout="choose", vocabularies=["enable:0.5:1", "enable:0.5:2"]
+    )
+    server = TableServer(("127.0.0.1", 0), tmp_path / "games")
+    try:
+        server.table = table = TableGame(["human", "greedy"], rules, seed=1)
+        server.coaches[json.dumps(rules.to_dict(), sort_keys=True)] = Coach(rules, samples=4)
+        table.play_agents()
+        while table.view()["phase"] != "challenge" or len(table.view()["moves"]) < 2:
+            assert not table.game.is_over
+            table.move(0, table.view()["moves"][0]["action"])
+        coach = server.coach()["coach"]
+        assert coach["kind"] == coach["basis"] == "challenge" and "challenge =" in coach["values"]
+        moves = {m["move"]: m["value"] for m in coach["moves"]}
+        assert moves["pass"] == 0.0 and len(moves) == len(table.view()["moves"])
+        assert all(v is not None for v in moves.values()) and any(n.startswith("challenge ") for n in moves)
+    finally:
+        server.server_close()
