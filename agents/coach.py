@@ -15,7 +15,14 @@ The values, in points for the player:
 - `expert` (a last turn after someone went out, a lay choice under `layout: choose`): the search
   bot leaves these to the expert, and the values are the expert's: the points of the hand or
   layout kept, plus the bonuses it expects to win (own round score, not a difference).
-- `only` / `unweighed`: one legal move, or a decision the bots do not value (a challenge).
+- `challenge` (a challenge decision of the challenge variant): the values the bots decide challenges by
+  (`ExpertAgent.challenge_values`, the search bot's own): 0 for passing; for challenging a word, its
+  expected gain in points, P(invalid) x 2 x its points (its player's word turns into unused cards) minus
+  P(valid) x its points (what the challenger pays if it stands). A word in the player's own vocabulary is
+  valid to it; one it does not know is invalid with the probability the bots reckon from the vocabulary's
+  size against the referee's. (The bots' estimate: a failed go-out's penalty and a bonus changing hands are
+  not in it.)
+- `only` / `unweighed`: one legal move, or a decision the bots do not value.
 
 The loss of a move is the best value minus its value (0 for the best, never below 0).
 """

@@ -10,7 +10,7 @@ from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.scoring import bonuses_in_play
 from quiddler_env.core.solver import DiscardFigures
 
-from .base import CHALLENGE, DRAW, LAY, BaseAgent, SeatView, Weighing, legal_list
+from .base import CHALLENGE, DRAW, INVALID_PRIOR, LAY, BaseAgent, SeatView, Weighing, legal_list
 from .params import LEVEL_PARAM, MAX_GO_OUT_VALUE, MAX_SAMPLES, MAX_TOP, Param, check_params
 
 DEFAULT_SAMPLES = 32
@@ -173,7 +173,7 @@ class ExpertAgent(BaseAgent):
             return Weighing([legal[0]], None, legal[0], "only")
         seat = self.view(obs)
         if seat.phase == CHALLENGE:
-            return Weighing(legal, None, self.challenge_move(seat, legal), "unweighed")
+            return Weighing(legal, self.challenge_values(seat, legal), self.challenge_move(seat, legal), "challenge")
         legal = self.honest(seat, legal)
         if seat.phase == DRAW:
             moves, values = self._draw(seat, legal)
@@ -186,6 +186,25 @@ class ExpertAgent(BaseAgent):
         # A draw's choice is its first move (no tie-break draw from the generator); a discard's, `_pick`'s.
         choice = moves[0] if seat.phase == DRAW else self._pick(moves, values)
         return Weighing(moves, np.asarray(values, dtype=np.float64), choice, "expert")
+
+    def challenge_values(self, seat: SeatView, legal: list[int]) -> np.ndarray:
+        """The values `challenge_move` decides by, per legal move: 0 for passing; for challenging a word its
+        expected gain in points, P(invalid) x 2 x its points (a failed word's cards count against its player)
+        minus P(valid) x its points (what a word that stands costs the challenger). A word in the bot's own
+        vocabulary is valid to it (P(invalid) = 0); one it does not know is invalid with the probability
+        `challenge_move` reckons from its vocabulary's coverage. The move `challenge_move` plays is the first
+        of the largest values (passing unless a challenge gains)."""
+        b = INVALID_PRIOR["choose" if self.config.layout == "choose" else "auto"]
+        c = min(max(seat.coverage, 0.0), 1.0)
+        unknown = b / (b + (1.0 - b) * (1.0 - c)) if b > 0 else 0.0
+        values = np.zeros(len(legal))
+        for i, a in enumerate(legal):
+            if a >= A.CHALLENGE_BASE:
+                k, j = A.challenged(a)
+                word = seat.words[k][j]
+                p = 0.0 if word.known else unknown
+                values[i] = p * 2 * word.points - (1.0 - p) * word.points
+        return values
 
     def _lay(self, seat: SeatView, legal: list[int]) -> Weighing:
         """`layout: choose`: the candidate with the most card points plus the bonuses it expects to keep.

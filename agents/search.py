@@ -107,8 +107,9 @@ class SearchAgent(BaseAgent):
 
         In a draw or discard of a round in play: its candidates' rollout values (`rollout_values`, points:
         the round score minus the opponents' mean). In a final turn, a lay choice or a challenge: the expert's
-        (`ExpertAgent.weigh`). `extra`: legal moves to value beside the candidates (the coach's move played),
-        on the same determinizations; they never change the values of the candidates or the choice."""
+        (`ExpertAgent.weigh`; a challenge's are `ExpertAgent.challenge_values`). `extra`: legal moves to value
+        beside the candidates (the coach's move played), on the same determinizations; they never change the
+        values of the candidates or the choice."""
         obs, mask = self._prepare(observation, action_mask)
         legal = legal_list(mask)
         self.last_values = None

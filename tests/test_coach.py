@@ -176,3 +176,79 @@ def test_the_command_reviews_a_game_saved_at_the_table_one_seat(tmp_path, capsys
     ]
     code, out, err = evaluate(capsys, "--players", "greedy", "random", "--seat", 1)
     assert code == 2 and err.strip().splitlines() == ["evaluate.py: error: --seat and --samples go with --review FILE"]
+
+
+VARIANT = QuiddlerConfig(
+    num_players=2, hand_sizes=(3, 4), challenges=True, layout="choose", vocabularies=["enable:0.5:1", "enable:0.5:2"]
+)
+"""The challenge variant, each seat knowing half the referee's words: a word a seat does not know is suspect
+enough to challenge (under `layout: choose` players may bluff)."""
+
+
+def challenge_positions(seed: int = 1):
+    """The challenge decisions (more than one legal move) of a variant game search plays against itself."""
+    game = QuiddlerGame(VARIANT)
+    decks, rng = deal_cards(seed, VARIANT.num_rounds)
+    game.reset(rng=rng, decks=decks)
+    bot = SearchAgent(0, VARIANT, samples=4)
+    while not game.is_over:
+        p = game.current_player
+        if decision_kind(game) == "challenge" and len(game.legal_actions()) > 1:
+            yield game, p
+        game.step(bot.act(encode_observation(game, p), game.legal_action_mask()))
+
+
+def test_the_coach_values_challenges_as_the_bots_decide_them():
+    from quiddler_agents.base import SeatView
+    from quiddler_agents.expert import ExpertAgent
+
+    coach = Coach(VARIANT, samples=4)
+    checked = challenged = 0
+    for k, (game, p) in enumerate(challenge_positions()):
+        obs, mask = encode_observation(game, p), game.legal_action_mask()
+        seed = coach_seed(3, k)
+        bot = SearchAgent(seed, VARIANT, samples=4)
+        weighed = bot.weigh(obs, mask)
+        advice = coach.weigh(obs, mask, seed, kind=decision_kind(game))
+        # The coach's values are the search bot's own, and its move is the one the bots play (the expert's rule).
+        assert advice.kind == "challenge" and advice.basis == weighed.basis == "challenge"
+        assert advice.moves == weighed.moves == game.legal_actions()
+        np.testing.assert_array_equal(advice.values, weighed.values)
+        move = ExpertAgent(seed, VARIANT).act(obs, mask)
+        assert advice.search_move == advice.best == move == SearchAgent(seed, VARIANT, samples=4).act(obs, mask)
+        assert advice.values[advice.moves.index(move)] == max(advice.values) and advice.loss(move) == 0.0
+        # Letting the words stand is worth 0; a word the seat knows costs its points to challenge.
+        seat = SeatView.decode(obs, 2, True)
+        for a, v in zip(advice.moves, advice.values, strict=True):
+            if a == A.PASS:
+                assert v == 0.0
+            else:
+                word = seat.words[A.challenged(a)[0]][A.challenged(a)[1]]
+                assert v == -word.points if word.known else v != 0.0
+        challenged += move != A.PASS
+        checked += 1
+    assert checked >= 3 and challenged >= 1
+
+
+def test_a_review_of_a_variant_game_weighs_its_challenges():
+    from quiddler_agents.evaluation.review import review_game, summarise
+    from quiddler_agents.table.session import TableGame
+
+    table = TableGame(["human", "search:samples=4"], VARIANT, seed=1)
+    table.play_agents()
+    made = 0
+    while not table.game.is_over:
+        moves = table.view()["moves"]
+        challenge = [m for m in moves if m["kind"] == "challenge"]
+        move = challenge[0] if challenge and made < 2 else moves[0]  # two challenges, then passes and first moves
+        made += move is not moves[0]
+        table.move(0, move["action"])
+    coach = Coach(VARIANT, samples=4)
+    data = review_game(table.record(), lambda rules: coach, seats=[0])
+    weighed = [d for d in data["decisions"] if d["kind"] == "challenge"]
+    assert made == 2 and len(weighed) >= 2
+    assert all(d["basis"] == "challenge" and d["loss"] is not None and d["loss"] >= 0 for d in weighed)
+    assert all(m["value"] is not None for d in weighed for m in d["moves"])
+    kinds = summarise([data])["human"]["kinds"]
+    assert kinds["challenge"]["decisions"] == len(weighed)
+    assert kinds["challenge"]["loss"] == pytest.approx(sum(d["loss"] for d in weighed), abs=0.01)

@@ -229,6 +229,11 @@ def test_the_form_gets_the_offered_seats_plain_rule_labels_and_whole_errors(tmp_
         offered = _call(f"{base}/api/agents")[1]
         assert {"greedy", "expert", "search", "zoo:champion-2p"} <= set(offered["agents"])
         assert set(offered["about"]) == set(offered["agents"]) and all(offered["about"].values())
+        # The level picker's choices: the shipped levels (their one declaration) and the bots that take one.
+        from quiddler_env.core.levels import LEVELS
+
+        assert offered["levels"] == [{"number": lv.number, "name": lv.name, "words": lv.words} for lv in LEVELS]
+        assert offered["leveled"] == ["greedy", "expert", "search"]
         rules = {r["name"]: r for r in _call(f"{base}/api/rules")[1]["rules"]}
         assert rules["min_word_cards"]["label"] == "Fewest cards in a word"
         assert all(r["label"] and "_" not in r["label"] for r in rules.values())
@@ -290,4 +295,27 @@ def test_the_coach_answers_on_the_humans_turn_behind_the_guard_and_reviews_saved
         assert _call(f"{base}/api/review?file=nothing.json")[0] == 400
     finally:
         server.shutdown()
+        server.server_close()
+
+
+def test_the_coach_answers_a_challenge_decision_with_its_values(tmp_path):
+    from quiddler_agents.coach import Coach
+
+    rules = QuiddlerConfig(
+        hand_sizes=(3, 4), challenges=True, layout="choose", vocabularies=["enable:0.5:1", "enable:0.5:2"]
+    )
+    server = TableServer(("127.0.0.1", 0), tmp_path / "games")
+    try:
+        server.table = table = TableGame(["human", "greedy"], rules, seed=1)
+        server.coaches[json.dumps(rules.to_dict(), sort_keys=True)] = Coach(rules, samples=4)
+        table.play_agents()
+        while table.view()["phase"] != "challenge" or len(table.view()["moves"]) < 2:
+            assert not table.game.is_over
+            table.move(0, table.view()["moves"][0]["action"])
+        coach = server.coach()["coach"]
+        assert coach["kind"] == coach["basis"] == "challenge" and "challenge =" in coach["values"]
+        moves = {m["move"]: m["value"] for m in coach["moves"]}
+        assert moves["pass"] == 0.0 and len(moves) == len(table.view()["moves"])
+        assert all(v is not None for v in moves.values()) and any(n.startswith("challenge ") for n in moves)
+    finally:
         server.server_close()

@@ -4,8 +4,8 @@ or Go out), reads the final standings, the score sheet and the chart, watches th
 time, checks the layout at phone width, the errors and the loading state, steps through a replay, and a bad move
 sent by hand to the server is refused.
 
-`QUIDDLER_SCREENSHOTS=docs/img` writes the docs' screenshots (the table at desktop and at phone width) there;
-by default they go to the test's temporary folder.
+`QUIDDLER_SCREENSHOTS=docs/img` writes the docs' screenshots (the table at desktop and at phone width, and the
+coach panel open on a decision at both widths) there; by default they go to the test's temporary folder.
 """
 
 from __future__ import annotations
@@ -200,7 +200,7 @@ def test_a_whole_game_by_clicking_cards_ends_with_the_standings(browser, served,
     assert not browser.find_element(By.ID, "best").is_displayed()
     shots = _shots() or tmp_path
     turn = 0
-    took = shot = False
+    took = shot = coached = False
     while not server.table.game.is_over:
         _wait(browser, _settled(server))
         if server.table.game.is_over:
@@ -226,12 +226,25 @@ def test_a_whole_game_by_clicking_cards_ends_with_the_standings(browser, served,
             browser.save_screenshot(str(shots / "table-desktop.png"))
             shot = True
         took |= "take" in {m["kind"] for m in view["moves"]} and turn % 3 == 2
+        # The coach, once, on a discard: the moves weighed with their values, the server's.
+        if not coached and "discard" in {m["kind"] for m in view["moves"]}:
+            browser.find_element(By.ID, "coach").click()
+            _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#coach-box .coach-moves tr"))
+            rows = _coach_rows(browser)
+            status, data = call(base + "/api/coach")
+            assert status == 200 and [(m["move"], f"{m['value']:+.1f}") for m in data["coach"]["moves"]] == rows
+            assert (
+                rows[0][0].startswith(("discard", "go out"))
+                and "Points for you" in browser.find_element(By.ID, "coach-box").text
+            )
+            coached = True
         _click_a_move(browser, server, turn)
         turn += 1
         assert turn < 400
     _wait(browser, _settled(server))
     game = server.table.game
-    assert game.is_over and game.rounds_completed == 3 and took and shot
+    assert game.is_over and game.rounds_completed == 3 and took and shot and coached
+    assert not browser.find_element(By.ID, "coach-row").is_displayed()  # no coach once the game is over
     assert "won" in browser.find_element(By.ID, "status").text
     # The final standings: rank, player, total, best first.
     rows = [r.text.split() for r in browser.find_elements(By.CSS_SELECTOR, "#standings-table tr")[1:]]
@@ -433,11 +446,29 @@ def _coach_rows(browser):
     ]
 
 
-def test_the_coach_shows_the_moves_of_this_decision_with_their_values(browser, served):
+def _coach_screenshots(browser, folder: Path) -> bool:
+    """The coach panel open on this decision, at desktop width (1400 px) and at phone width (390 px)."""
+    browser.execute_script("document.getElementById('coach-box').scrollIntoView({block: 'nearest'})")
+    browser.save_screenshot(str(folder / "coach-desktop.png"))
+    browser.set_window_size(390, 844)
+    # The piles, the hand, the coach button and its panel on the phone's screen together.
+    browser.execute_script("document.getElementById('piles').scrollIntoView({block: 'start'})")
+    assert browser.execute_script(
+        "const r = document.getElementById('coach-box').getBoundingClientRect();"
+        "return r.bottom <= window.innerHeight && r.right <= window.innerWidth;"
+    )
+    browser.save_screenshot(str(folder / "coach-phone.png"))
+    browser.set_window_size(1400, 1000)
+    return True
+
+
+def test_the_coach_shows_the_moves_of_this_decision_with_their_values(browser, served, tmp_path):
     server, base = served()
     _open_form(browser, base)
     _set_seats(browser, ["human", "search:samples=8"])
     _set_rule(browser, "hand_sizes", "3 4")
+    browser.find_element(By.ID, "seed").clear()
+    browser.find_element(By.ID, "seed").send_keys("3")  # a deal whose round 2 has a discard before anyone is out
     browser.find_element(By.ID, "start").click()
     _wait(browser, _settled(server))
     server.coaches.clear()  # the server's own coach, with few determinizations to keep the test short
@@ -445,10 +476,12 @@ def test_the_coach_shows_the_moves_of_this_decision_with_their_values(browser, s
 
     server.coaches[json.dumps(server.table.config.to_dict(), sort_keys=True)] = Coach(server.table.config, samples=8)
     checked = set()
+    shots = False
     for turn in range(40):
-        if server.table.game.is_over or len(checked) >= 2:
+        if server.table.game.is_over or (len(checked) >= 2 and shots):
             break
         kinds = {m["kind"] for m in server.table.view()["moves"]}
+        final = server.table.game.in_final_turn
         assert browser.find_element(By.ID, "coach").is_displayed()
         assert not browser.find_element(By.ID, "coach-box").is_displayed()  # shown only when asked for
         browser.find_element(By.ID, "coach").click()
@@ -467,9 +500,12 @@ def test_the_coach_shows_the_moves_of_this_decision_with_their_values(browser, s
         # The page's values are the coach's for this position (same seed: same numbers).
         status, data = call(base + "/api/coach")
         assert status == 200 and [m["move"] for m in data["coach"]["moves"]] == [name for name, _ in rows]
+        # The screenshots: a discard in round 2 before anyone went out (the rollouts' values; the results beside).
+        if "discard" in expected and len(rows) >= 3 and server.table.results and not shots and not final:
+            shots = _coach_screenshots(browser, _shots() or tmp_path)
         _click_a_move(browser, server, turn)
         _wait(browser, _settled(server))
-    assert checked == {"draw", "discard"}
+    assert checked == {"draw", "discard"} and shots
 
 
 def test_the_replay_viewer_shows_the_review_beside_the_replay(browser, served, tmp_path):
@@ -502,3 +538,76 @@ def test_the_replay_viewer_shows_the_review_beside_the_replay(browser, served, t
         assert "best: " in text and "costly" in browser.find_element(By.ID, "move-review").get_attribute("class")
     shown = browser.find_element(By.ID, "where").text
     assert shown.startswith(f"position {int(worst[0].get_attribute('data-move')) + 1} of")
+
+
+def test_a_bot_of_a_level_picked_beside_its_seat_plays_that_level(browser, served):
+    from quiddler_env.core.levels import LEVELS
+
+    server, base = served()
+    _open_form(browser, base)
+    _set_seats(browser, ["human", "expert", "random"])
+    rows = browser.find_elements(By.CSS_SELECTOR, "#seat-list .seat-row")
+    pickers = [row.find_element(By.CSS_SELECTOR, ".seat-level") for row in rows]
+    # The levels are the server's (quiddler_env.core.levels.LEVELS), each by name and size, after all the words.
+    options = Select(pickers[1]).options
+    assert [o.get_attribute("value") for o in options] == ["", *(str(lv.number) for lv in LEVELS)]
+    assert options[0].text == "all words"
+    assert all(lv.name in o.text and f"{lv.words:,}" in o.text for lv, o in zip(LEVELS, options[1:], strict=True))
+    # Bots that find words take a level; you, random and the zoo's policies do not, and the tooltip says why.
+    assert pickers[1].is_enabled() and not pickers[0].is_enabled() and not pickers[2].is_enabled()
+    assert "no level" in pickers[2].get_attribute("title")
+    _set_seats(browser, ["human", "expert", "zoo:champion-2p"])
+    assert not pickers[2].is_enabled() and "trained policy" in pickers[2].get_attribute("title")
+    _set_seats(browser, ["human", "expert", "greedy"])
+    assert pickers[2].is_enabled()
+    rows[2].find_element(By.CSS_SELECTOR, ".remove-seat").click()
+    Select(pickers[1]).select_by_value("2")
+    _set_rule(browser, "hand_sizes", "3")
+    browser.find_element(By.ID, "start").click()
+    _wait(browser, _settled(server))
+    # The server's game seats the bot with its level; the page names it so at the table.
+    assert server.table.seats == ["human", "expert:level=2"] and server.table.agents[1].level == 2
+    assert "expert:level=2" in browser.find_element(By.CSS_SELECTOR, '#seats .seat[data-seat="1"] .name').text
+    turn = 0
+    while not server.table.game.is_over:
+        _wait(browser, _settled(server))
+        if server.table.game.is_over:
+            break
+        _click_a_move(browser, server, turn)
+        turn += 1
+        assert turn < 100
+    _wait(browser, _settled(server))
+    standings = browser.find_element(By.ID, "standings-table").text
+    assert "expert:level=2" in standings and "human (you)" in standings
+
+
+def test_a_card_dragged_onto_the_discard_pile_is_discarded(browser, served):
+    from quiddler_env.core import actions as A
+    from quiddler_env.core.cards import FACES
+
+    server, base = served()
+    _open_form(browser, base)
+    _set_rule(browser, "hand_sizes", "4")
+    browser.find_element(By.ID, "start").click()
+    _wait(browser, _settled(server))
+    browser.find_element(By.ID, "draw-pile").click()
+    _wait(browser, _settled(server))
+    moves = server.table.view()["moves"]
+    face = [m for m in moves if m["kind"] == "discard"][0]["face"]
+    played = len(server.table.actions)
+    # The browser's own HTML5 drag events, as a drag by the mouse fires them: dragstart on the card, dragover and
+    # drop on the discard pile, with one DataTransfer between them.
+    accepted = browser.execute_script(
+        'const card = document.querySelector(`#hand .card[data-face="${arguments[0]}"]`);'
+        "const pile = document.getElementById('discard-top');"
+        "const data = new DataTransfer();"
+        "const fire = (node, type) => { const e = new DragEvent(type, {bubbles: true, cancelable: true,"
+        "  dataTransfer: data}); node.dispatchEvent(e); return e.defaultPrevented; };"
+        "fire(card, 'dragstart'); fire(pile, 'dragenter'); const over = fire(pile, 'dragover');"
+        "fire(pile, 'drop'); fire(card, 'dragend'); return over;",
+        face,
+    )
+    assert accepted  # the pile takes the drop while discarding
+    _wait(browser, _settled(server))
+    assert server.table.actions[played] == (0, A.DISCARD_BASE + FACES.index(face))
+    assert server.table.log[played]["move"] == f"discard {face}"

@@ -29,7 +29,8 @@ COSTLIEST = 20
 """Decisions listed as the costliest (the JSON keeps every decision of every game)."""
 VALUES = (
     "points for the player: rollouts = the search bot's mean round-score difference (own minus the opponents' mean) "
-    "over its determinizations; expert = the expert's points of the hand or layout kept, with the bonuses it expects"
+    "over its determinizations; expert = the expert's points of the hand or layout kept, with the bonuses it expects; "
+    "challenge = the bots' expected gain of a challenge (0: let the words stand)"
 )
 LARGE = 2.0
 """A loss from this many points on is shown with the best move in the replay viewer."""
@@ -208,8 +209,9 @@ def review_markdown(data: dict[str, Any]) -> str:
         f"top {data['top']} discards, seed {data['seed']}.",
         "",
         "Values are points for the player. Draws and discards: the search bot's rollout values (its round score "
-        "minus the opponents' mean). Last turns and lay choices: the expert's points of the hand kept. The loss of "
-        "a move is the best value weighed minus its value.",
+        "minus the opponents' mean). Last turns and lay choices: the expert's points of the hand kept. Challenges: "
+        "the bots' expected gain of each challenge, 0 for letting the words stand. The loss of a move is the best "
+        "value weighed minus its value.",
         "",
         "## Points lost per kind of decision",
         "",

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from quiddler_env.core.dictionary import DEFAULT_NAME
-from quiddler_env.core.levels import VOCABULARY_PREFIX
+from quiddler_env.core.levels import LEVELS, VOCABULARY_PREFIX
 from quiddler_env.core.vocabulary import REFEREE, parse_vocabulary_spec
 
 from ..registry import REGISTRY, parse_spec
@@ -40,6 +40,14 @@ class Offer:
         """The seats the page lists: the registry's bots, the zoo's policies and the offered bundles."""
         bots = [name for name, spec in REGISTRY.items() if name not in (HUMAN, "policy", "zoo")]
         return bots + [f"zoo:{e}" for e in entries()] + [f"policy:{p}" for p in sorted(map(str, self.policies))]
+
+    def levels(self) -> list[dict[str, Any]]:
+        """The shipped levels a bot's seat may take (`quiddler_env.core.levels.LEVELS`), weakest first."""
+        return [{"number": lv.number, "name": lv.name, "words": lv.words} for lv in LEVELS]
+
+    def leveled(self) -> list[str]:
+        """The offered bots that take a `level` (the registry's parameters): `greedy`, `expert`, `search`."""
+        return [name for name in self.agents() if name in REGISTRY and "level" in REGISTRY[name].params]
 
     def about(self) -> dict[str, str]:
         """What each offered seat is, in a line (the registry's summary, the zoo entry's evaluation headline)."""

@@ -14,7 +14,7 @@ unless asked otherwise.
 | `GET /api/saved` | the saved games and the replay files the server may open |
 | `POST /api/save` `{"name": n}` / `POST /api/open` `{"name": n}` | save the current game / reopen a saved one |
 | `GET /api/replay?file=F&game=k` | every position of game k of a replay file, all hands face up |
-| `GET /api/agents` | the agent specs a seat can take (`offer.py`), and a line on each (`about`) |
+| `GET /api/agents` | the agent specs a seat can take (`offer.py`), a line on each (`about`), the shipped `levels` and the bots that take one (`leveled`) |
 | `GET /api/rules` | the rule options of a new game, each with a plain `label` (and `choice_labels`) |
 | `GET /api/coach` | the coach on the human's decision now: the moves the search bot weighs, with their values (409 off turn) |
 | `GET /api/review?file=F&game=k` | the coach's review of game k of a replay file: every decision's values and loss |
@@ -288,7 +288,12 @@ class TableHandler(BaseHTTPRequestHandler):
         routes = {
             "/api/state": lambda: self.server.state(),
             "/api/saved": lambda: self.server.saved(),
-            "/api/agents": lambda: {"agents": self.server.offer.agents(), "about": self.server.offer.about()},
+            "/api/agents": lambda: {
+                "agents": self.server.offer.agents(),
+                "about": self.server.offer.about(),
+                "levels": self.server.offer.levels(),
+                "leveled": self.server.offer.leveled(),
+            },
             "/api/rules": lambda: {"rules": _rule_options()},
             "/api/replay": lambda: self.server.replay(parse_qs(url.query)),
             "/api/coach": lambda: self.server.coach(),

@@ -8,6 +8,8 @@ const CUSTOM = "__custom";  // the seat list's "another spec" entry: a text box 
 const $ = (id) => document.getElementById(id);
 let agents = ["greedy"];
 let about = {};
+let levels = [];  // the shipped levels (the server's LEVELS): a bot's seat may find its words in one
+let leveled = [];  // the bots that take a level
 let current = null;  // the view on the page
 let shown = null;  // how many moves the page has shown (its log and pacing follow it)
 let busy = false;  // a request or a playback is under way: the cards do not take clicks
@@ -89,15 +91,19 @@ function seatRow(spec) {
   select.value = known ? spec : CUSTOM;
   const custom = el("input", {class: "seat-custom", "aria-label": "agent spec", placeholder: "e.g. expert:samples=64",
     value: known ? "" : spec});
+  const level = el("select", {class: "seat-level", "aria-label": "words the bot knows"},
+    el("option", {value: ""}, "all words"),
+    ...levels.map((lv) => el("option", {value: String(lv.number)}, `level ${lv.number}: ${lv.name} (${lv.words.toLocaleString("en")} words)`)));
   const note = el("div", {class: "small seat-about"});
   const show = () => {
     custom.hidden = select.value !== CUSTOM;
     note.textContent = select.value === CUSTOM ? "any agent spec this table offers, with parameters"
       : select.value === "human" ? "you" : (about[select.value] || "");
+    showLevel(select.value, level);
   };
   select.addEventListener("change", show);
   const row = el("div", {class: "seat-row"},
-    el("div", {class: "seat-line"}, select, custom,
+    el("div", {class: "seat-line"}, select, custom, level,
       el("button", {type: "button", class: "remove-seat", title: "remove this player", "aria-label": "remove this player",
         onclick: () => { if ($("seat-list").children.length > 2) row.remove(); }}, "×")),
     note);
@@ -105,10 +111,35 @@ function seatRow(spec) {
   return row;
 }
 
+function levelOff(spec) {
+  // Why a seat takes no level (null: it takes one).
+  if (spec === "human") return "you play with every word of the referee's list";
+  if (spec === CUSTOM) return "write the level in the spec: e.g. expert:level=2";
+  const rule = document.querySelector('#rule-list [name="challenges"]');
+  if (rule && rule.value === "true") return "in the challenge variant each seat's words are the rules' vocabularies (level-N names a level there)";
+  if (leveled.includes(spec)) return null;
+  if (spec.startsWith("zoo:") || spec.startsWith("policy:")) return "a trained policy plays as it learnt: it takes no level";
+  if (spec === "random") return "random plays any legal move: it finds no words, so it takes no level";
+  return `${spec} takes no level`;
+}
+
+function showLevel(spec, level) {
+  const why = levelOff(spec);
+  level.disabled = why !== null;
+  if (why !== null) level.value = "";
+  level.title = why || "the words this bot knows: a shipped level (people's vocabularies), or all the referee's words";
+}
+
+function refreshLevels() {
+  for (const row of $("seat-list").querySelectorAll(".seat-row")) showLevel(row.querySelector(".seat-spec").value, row.querySelector(".seat-level"));
+}
+
 function seatSpecs() {
   return [...$("seat-list").querySelectorAll(".seat-row")].map((row) => {
     const value = row.querySelector(".seat-spec").value;
-    return value === CUSTOM ? row.querySelector(".seat-custom").value.trim() : value;
+    if (value === CUSTOM) return row.querySelector(".seat-custom").value.trim();
+    const level = row.querySelector(".seat-level");
+    return !level.disabled && level.value ? `${value}:level=${level.value}` : value;  // e.g. expert:level=2
   });
 }
 
@@ -116,6 +147,8 @@ async function buildForm() {
   const offered = await api("/api/agents");
   agents = offered.agents || agents;
   about = offered.about || {};
+  levels = offered.levels || [];
+  leveled = offered.leveled || [];
   $("seat-list").append(seatRow("human"), seatRow("greedy"));
   for (const rule of (await api("/api/rules")).rules || []) {
     let input;
@@ -130,6 +163,9 @@ async function buildForm() {
     $("rule-list").append(el("label", {class: "field", title: rule.name},
       el("span", {class: "rule-label"}, rule.label || rule.name), input, el("span", {class: "small"}, rule.help)));
   }
+  const challenges = document.querySelector('#rule-list [name="challenges"]');
+  if (challenges) challenges.addEventListener("change", refreshLevels);
+  refreshLevels();
   await refreshSaved();
 }
 
@@ -244,7 +280,9 @@ async function showCoach() {
   const c = data.coach;
   const top = Math.max(...c.moves.map((m) => (m.value === null ? -Infinity : m.value)));
   const basis = c.basis === "rollouts" ? `the search bot's rollouts over ${c.samples} deals of the unseen cards: your round score minus your opponents'`
-    : c.basis === "expert" ? "the points of the hand or words you keep, with the bonuses expected" : "nothing to weigh";
+    : c.basis === "expert" ? "the points of the hand or words you keep, with the bonuses expected"
+    : c.basis === "challenge" ? "the bots' odds that a word you do not know fails: a challenge wins twice its points if it fails and costs its points if it stands; letting the words stand is 0"
+    : "nothing to weigh";
   box.replaceChildren(
     el("div", {class: "label"}, `Coach: the search bot plays ${c.search.move}`),
     el("table", {class: "coach-moves"}, ...c.moves.map((m) => el("tr", {class: (m.action === c.best.action ? "best" : ""), "data-action": String(m.action)},
