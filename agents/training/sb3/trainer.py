@@ -9,6 +9,9 @@ run layer's (`quiddler_agents.training.run`). The pieces:
   mixture and the league pool) in a `DummyVecEnv` or `SubprocVecEnv`, under `VecMonitor`
   and a timer of the time the learner waits on the envs. Masks reach the policy through
   `action_masks()`, served from the step infos.
+- Privileged critic (`algo.privileged_critic`): the envs append the game's state, seat-relative
+  to the learner, to each observation, and the policy is a `PrivilegedCriticPolicy` whose actor
+  reads the observation only (`quiddler_agents.policies.privileged`).
 - `RunCallback`: at the start of each rollout (after the previous update, so weights,
   optimiser and step count agree) it adds a league snapshot when due and hands the step
   to `RunSession.boundary`; it drives the progress bar and logs training win rates.
