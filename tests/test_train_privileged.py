@@ -185,7 +185,11 @@ def test_a_run_resumes_and_its_final_bundle_plays(tmp_path, capsys):
     spec = importlib.util.spec_from_file_location("train_script", Path(__file__).resolve().parent.parent / "train.py")
     train = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(train)
-    data = {**TINY, "train": {**TINY["train"], "checkpoint_every": 256, "keep_checkpoints": 5}}
+    data = {
+        **TINY,
+        "train": {**TINY["train"], "checkpoint_every": 256, "keep_checkpoints": 5},
+        "league": {"enabled": True, "snapshot_every": 128, "pool_size": 2},  # its members play plain observations
+    }
     path = tmp_path / "tiny.yaml"
     path.write_text(yaml.safe_dump(data))
     run = tmp_path / "run"
@@ -193,6 +197,8 @@ def test_a_run_resumes_and_its_final_bundle_plays(tmp_path, capsys):
     assert train.main(["--resume", str(run), "--quiet", "train.total_timesteps=512"]) == 0, capsys.readouterr().err
     summary = json.loads((run / "summary.json").read_text())
     assert summary["resumed_from"] == 256 and summary["num_timesteps"] == 512
+    members = sorted((run / "league").iterdir())
+    assert members and read_description(members[-1])["policy_class"] == "PrivilegedCriticPolicy"
     assert read_description(run / "final")["policy_class"] == "PrivilegedCriticPolicy"
     assert (run / "eval.csv").read_text().count("\n") >= 2  # evaluated from the bundle during the run
     rules = config().rules

@@ -293,6 +293,8 @@ class QuiddlerEnv(gym.Env):
         """The whole game now, seat-relative to the learner (float32): the AEC env's `state()` with the learner's
         seat first (`envs.state.seat_relative`). PRIVILEGED (every hand, the draw pile): for critics, never for
         a policy. Read it after `reset` or `step`, at the learner's move or the game's end."""
+        if not self._has_game:
+            raise common.not_started_error("state()")
         return seat_states(
             self.engine.hidden_arrays(),
             np.asarray([self.seat]),
