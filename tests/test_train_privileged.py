@@ -137,6 +137,10 @@ def test_the_bundle_plays_from_the_plain_observation(trained):
         assert agent.observation_size == OBS
         record = play_game([agent, make("greedy", config=cfg.rules)], seed=7, config=cfg.rules)
         assert len(record.totals) == 2
+    agent = make(f"policy:{folder}", config=cfg.rules)  # as evaluate.py and the zoo name a bundle
+    assert agent.observation_size == OBS
+    record = play_game([make("random", config=cfg.rules), agent], seed=8, config=cfg.rules)
+    assert len(record.totals) == 2
     # The weights-only load is the trained network: the same move probabilities as the model's policy.
     agent = load_policy(folder, config=cfg.rules)
     venv = build_vec_env(config(train__n_envs=2), [])
