@@ -3,6 +3,8 @@
 - `bundle.py`: the format (its table of files), `PolicyLoadError`, `ACTIVATIONS`,
   `read_description`, checksums, size checks, `write_bundle` (a bundle written as one unit).
 - `sb3.py`: SB3 MaskablePPO bundles (`save_policy_bundle`, `PolicyAgent`).
+- `privileged.py`: the privileged critic's policy (`PrivilegedCriticPolicy`: the critic reads the game's
+  state, the actor the observation), which `sb3.py` saves and loads.
 - `rllib.py`: RLlib actor exports (`write_rllib_export`, `RLlibPolicyAgent`); Ray is not needed to play one.
 
 `load_policy(path, ...)` reads `policy.json` once and hands it to the loader its

@@ -3,9 +3,15 @@
 A bundle from `save_policy_bundle` holds `model.zip`, `policy.pt` and `policy.json`; the
 description adds to the common fields `framework` ("sb3"), `net_arch` (SB3's
 `dict(pi=[...], vf=[...])` or a list), `activation` (one of `bundle.ACTIVATIONS`),
-`policy_class` ("MaskableActorCriticPolicy"), `features_extractor` ("FlattenExtractor"),
-`share_features_extractor` and, for networks that read solver features,
-`observation_features` (an `quiddler_env.features` set).
+`policy_class` ("MaskableActorCriticPolicy", or "PrivilegedCriticPolicy": see below),
+`features_extractor` ("FlattenExtractor"), `share_features_extractor` and, for networks that
+read solver features, `observation_features` (an `quiddler_env.features` set).
+
+A network trained with a privileged critic (`algo.privileged_critic`, `privileged.py`) took
+[observation | state] in training; its bundle says `policy_class: PrivilegedCriticPolicy`, and
+`state_size` (the state's entries after the observation). `observation_size` is the actor's
+input, as for any bundle, so the policy plays from the plain observation; its value head, which
+needs the state, is kept in the weights but not used in play.
 
 Unpickling a file can run any code in it. So the default load reads only the JSON and
 the weights (`weights_only=True`) into a freshly built `MaskableActorCriticPolicy`;
@@ -30,6 +36,8 @@ from .bundle import ACTIVATIONS, DESCRIPTION_FILE, MODEL_FILE, WEIGHTS_FILE, Pol
 
 FRAMEWORK = "sb3"
 POLICY_CLASS = "MaskableActorCriticPolicy"
+PRIVILEGED_POLICY_CLASS = "PrivilegedCriticPolicy"
+"""`privileged.PrivilegedCriticPolicy` (named here so that reading a description imports no torch)."""
 FEATURES_EXTRACTOR = "FlattenExtractor"
 
 SB3_FIELDS = {
@@ -41,10 +49,22 @@ SB3_FIELDS = {
         f"{bundle.LAYERS_TEXT}, or {{'pi': [...], 'vf': [...]}} of such lists",
     ),
     "activation": (lambda v: v in ACTIVATIONS, f"one of {', '.join(ACTIVATIONS)}"),
-    "policy_class": (lambda v: v == POLICY_CLASS, repr(POLICY_CLASS)),
+    "policy_class": (
+        lambda v: v in (POLICY_CLASS, PRIVILEGED_POLICY_CLASS),
+        f"{POLICY_CLASS!r} or {PRIVILEGED_POLICY_CLASS!r}",
+    ),
     "features_extractor": (lambda v: v == FEATURES_EXTRACTOR, repr(FEATURES_EXTRACTOR)),
     "share_features_extractor": (lambda v: isinstance(v, bool), "true or false"),
 }
+
+
+PRIVILEGED_FIELDS = {
+    "state_size": (
+        lambda v: bundle.is_count(v, bundle.MAX_OBSERVATION_SIZE),
+        f"a positive integer of at most {bundle.MAX_OBSERVATION_SIZE} (the critic's state entries)",
+    ),
+}
+"""The fields a `PrivilegedCriticPolicy` bundle adds."""
 
 
 def check_description(desc: dict[str, Any], file: Path) -> dict[str, Any]:
@@ -55,7 +75,14 @@ def check_description(desc: dict[str, Any], file: Path) -> dict[str, Any]:
             f"(quiddler_agents.policies.load_policy loads both)"
         )
     bundle.check_fields(desc, file, SB3_FIELDS)
+    if is_privileged(desc):
+        bundle.check_fields(desc, file, PRIVILEGED_FIELDS)
     return desc
+
+
+def is_privileged(desc: Mapping[str, Any]) -> bool:
+    """Whether the description is of a network trained with a privileged critic."""
+    return desc.get("policy_class") == PRIVILEGED_POLICY_CLASS
 
 
 def read_sb3_description(path: str | os.PathLike) -> dict[str, Any]:
@@ -68,8 +95,11 @@ def describe_model(model: Any, description: Mapping[str, Any] | None = None) -> 
     import torch
 
     policy = model.policy
-    if type(policy).__name__ != POLICY_CLASS:
-        raise ValueError(f"save_policy_bundle needs a {POLICY_CLASS}, got {type(policy).__name__}")
+    policy_class = type(policy).__name__
+    if policy_class not in (POLICY_CLASS, PRIVILEGED_POLICY_CLASS):
+        raise ValueError(
+            f"save_policy_bundle needs a {POLICY_CLASS} or a {PRIVILEGED_POLICY_CLASS}, got {type(policy).__name__}"
+        )
     if type(policy.features_extractor).__name__ != FEATURES_EXTRACTOR:
         raise ValueError(
             f"save_policy_bundle supports the {FEATURES_EXTRACTOR} features extractor, "
@@ -83,16 +113,22 @@ def describe_model(model: Any, description: Mapping[str, Any] | None = None) -> 
         raise ValueError(f"save_policy_bundle needs a flat Box observation space, got {model.observation_space}")
     net_arch = policy.net_arch
     net_arch = {k: [int(x) for x in v] for k, v in net_arch.items()} if isinstance(net_arch, dict) else list(net_arch)
+    observation_size = int(obs_shape[0])
+    privileged = {}
+    if policy_class == PRIVILEGED_POLICY_CLASS:  # the actor reads the leading observation, the critic the state too
+        privileged = {"state_size": observation_size - int(policy.observation_size)}
+        observation_size = int(policy.observation_size)
     return bundle.new_description(
         description,
         framework=FRAMEWORK,
-        observation_size=int(obs_shape[0]),
+        observation_size=observation_size,
         action_size=int(model.action_space.n),
         net_arch=net_arch,
         activation=activation,
-        policy_class=POLICY_CLASS,
+        policy_class=policy_class,
         features_extractor=FEATURES_EXTRACTOR,
         share_features_extractor=bool(policy.share_features_extractor),
+        **privileged,
     )
 
 
@@ -120,19 +156,27 @@ def save_policy_bundle(model: Any, folder: str | os.PathLike, description: Mappi
 
 
 def _build_policy(desc: dict[str, Any]):
-    """A fresh MaskableActorCriticPolicy shaped as `desc` says (no weights yet)."""
+    """A fresh MaskableActorCriticPolicy (or PrivilegedCriticPolicy) shaped as `desc` says (no weights yet)."""
     import torch
     from gymnasium import spaces
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-    obs_space = spaces.Box(-np.inf, np.inf, shape=(desc["observation_size"],), dtype=np.float32)
-    return MaskableActorCriticPolicy(
+    size, extra = desc["observation_size"], {}
+    policy_class = MaskableActorCriticPolicy
+    if is_privileged(desc):
+        from .privileged import PrivilegedCriticPolicy
+
+        policy_class, extra = PrivilegedCriticPolicy, {"observation_size": size}
+        size += desc["state_size"]
+    obs_space = spaces.Box(-np.inf, np.inf, shape=(size,), dtype=np.float32)
+    return policy_class(
         obs_space,
         spaces.Discrete(desc["action_size"]),
         lambda _: 0.0,
         net_arch=desc["net_arch"],
         activation_fn=getattr(torch.nn, desc["activation"]),
         share_features_extractor=desc["share_features_extractor"],
+        **extra,
     )
 
 
@@ -184,7 +228,7 @@ def load_policy(
     features = _features_of(desc, file)
     extra = 0 if features is None else features.size
     if trusted:
-        policy, obs_size, action_size = _load_trusted(directory)
+        policy, obs_size, action_size = _load_trusted(directory, desc)
         actions = bundle.env_action_size(config, desc)
         bundle.check_sizes(directory / MODEL_FILE, obs_size - extra, action_size, observation_size, note, actions)
     else:
@@ -211,20 +255,26 @@ def load_policy(
     )
 
 
-def _load_trusted(directory: Path):
+def _load_trusted(directory: Path, desc: Mapping[str, Any] | None = None):
     from sb3_contrib import MaskablePPO
 
     file = directory / MODEL_FILE
     if not file.exists():
         raise PolicyLoadError(f"model file {file} is missing")
+    custom = {}
+    if desc is not None and is_privileged(desc):  # this package's class, whatever name it was saved under
+        from .privileged import PrivilegedCriticPolicy
+
+        custom = {"policy_class": PrivilegedCriticPolicy}
     try:
-        model = MaskablePPO.load(file, device="cpu")
+        model = MaskablePPO.load(file, device="cpu", custom_objects=custom)
     except Exception as exc:  # SB3 raises many kinds on a bad archive; name the file whatever it was
         raise PolicyLoadError(f"cannot load model file {file}: {type(exc).__name__}: {exc}") from None
     shape = model.observation_space.shape
     if shape is None or len(shape) != 1:
         raise PolicyLoadError(f"model file {file} has a {model.observation_space} observation space, not a flat Box")
-    return model.policy, int(shape[0]), int(model.action_space.n)
+    actor_size = getattr(model.policy, "observation_size", None)  # a privileged critic's policy: the actor's input
+    return model.policy, int(actor_size or shape[0]), int(model.action_space.n)
 
 
 class PolicyAgent(BaseAgent):

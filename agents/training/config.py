@@ -230,6 +230,11 @@ class PPOConfig:
     device: str = checked("cpu", _device)
     observation_features: str | None = checked(None, optional(_features))
     """A feature set of `quiddler_env.features` appended to the observation (e.g. solver_v1), or null."""
+    privileged_critic: bool = checked(False, boolean)
+    """The value network also reads the whole game (every hand, the draw pile: the AEC env's `state()`, seat-relative
+    to the learner), the policy only its observation, as PerfectDou's "perfect-training, imperfect-execution"
+    (`quiddler_agents.policies.privileged`). The bundle plays from the plain observation. sb3 only, without
+    `pretrain.teacher`."""
 
     def to_yaml(self) -> dict[str, Any]:
         out = asdict(self)

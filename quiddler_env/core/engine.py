@@ -26,7 +26,7 @@ no env reads the kernels' packed state (`tests/test_imports.py` checks it).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -34,15 +34,74 @@ from . import batch_bots
 from . import batch_kernels as kernels
 from .batch import BatchGame, game_seed
 from .batch_bots import StepResults
+from .cards import FACE_INDEX
 from .config import QuiddlerConfig
 from .game import IllegalActionError, Phase, QuiddlerGame
 from .scoring import RoundResult
 from .solver import HandSolver
 
-__all__ = ["COMPILED_BOTS", "Game", "IllegalActionError", "LearnerGames", "Phase", "StepResults", "game_seed"]
+__all__ = [
+    "COMPILED_BOTS",
+    "Game",
+    "HiddenArrays",
+    "IllegalActionError",
+    "LearnerGames",
+    "Phase",
+    "StepResults",
+    "game_seed",
+    "hidden_arrays",
+]
 
 COMPILED_BOTS: tuple[str, ...] = tuple(batch_bots.BOT_CODES)
 """The bots the engine plays itself, by name (an opponent named so costs no Python per move)."""
+
+
+class HiddenArrays(NamedTuple):
+    """What a game's state (`envs.state`) holds beyond a seat's observation, for a batch of games (absolute seats).
+
+    PRIVILEGED: every hand and the referee's verdicts; for critics and analysis, never for a policy."""
+
+    hands: np.ndarray
+    """(G, players, 31) every hand, face counts."""
+    known_taken: np.ndarray
+    """(G, players, 31) per seat: the cards it took from the discard pile and surely still holds."""
+    discard_counts: np.ndarray
+    """(G, 31) the discard pile's cards."""
+    phase: np.ndarray
+    """(G,) each game's `Phase` value."""
+    current_player: np.ndarray
+    """(G,) the seat to move."""
+    dealer: np.ndarray
+    """(G,) the dealer's seat."""
+    word_valid: np.ndarray | None
+    """The challenge variant: (G, players, 11) the referee's verdict on each word laid this round (None without)."""
+
+
+def hidden_arrays(batch: BatchGame, games: np.ndarray | None = None) -> HiddenArrays:
+    """The `HiddenArrays` of `games` (all by default) of `batch`: copies, numpy over the games, except the
+    challenge variant's verdicts, looked up in Python for the games where someone laid this round."""
+    games = batch.all_games if games is None else np.asarray(games, dtype=np.int64)
+    n, faces, L = batch.num_players, kernels.FACES, batch.offsets
+    c, v = batch.cards[games], batch.ints[games]
+    known = int(L[kernels.L_KNOWN])
+    disc = int(L[kernels.L_DISC_COUNTS])
+    word_valid = None
+    if batch.challenges:
+        word_valid = np.zeros((games.size, n, kernels.WORDS), dtype=bool)
+        referee = batch.solver.dictionary
+        for j in np.flatnonzero(v[:, kernels.I_N_LAID] > 0).tolist():
+            for seat, layout in enumerate(batch.laid(int(games[j]))):
+                for w, word in enumerate(layout.words if layout is not None else ()):
+                    word_valid[j, seat, w] = referee.lookup([FACE_INDEX[face] for face in word]) >= 0
+    return HiddenArrays(
+        hands=batch.hands()[games].astype(np.int64),
+        known_taken=c[:, known : known + n * faces].reshape(-1, n, faces).astype(np.int64),
+        discard_counts=c[:, disc : disc + faces].astype(np.int64),
+        phase=v[:, kernels.I_PHASE].astype(np.int64),
+        current_player=v[:, kernels.I_CUR].astype(np.int64),
+        dealer=v[:, kernels.I_DEALER].astype(np.int64),
+        word_valid=word_valid,
+    )
 
 
 class Game:
@@ -148,6 +207,10 @@ class Game:
         if seat == self.current_player and not self.is_over:
             return self.observation.copy()
         return self._batch.observe(np.asarray([seat]), self._batch.all_games)[0]
+
+    def hidden_arrays(self) -> HiddenArrays:
+        """The game's `HiddenArrays` (a batch of one): what its state holds beyond the observations (privileged)."""
+        return hidden_arrays(self._batch)
 
     def snapshot(self) -> QuiddlerGame:
         """The game now as the readable reference `QuiddlerGame` (a copy: changing it changes nothing here)."""
@@ -301,6 +364,10 @@ class LearnerGames:
         batch_bots.finish_steps(
             games, rounds_before, self._setting, self._learners(), tuple(results), self.games.kernel_args
         )
+
+    def hidden_arrays(self, slots: np.ndarray | None = None) -> HiddenArrays:
+        """The `HiddenArrays` of `slots` (every game by default): privileged, for critics (`envs.state`)."""
+        return hidden_arrays(self.games, slots)
 
     def refresh(self, slots: np.ndarray) -> None:
         """Write the learners' masks and observations of `slots` from their games (after `deal` and play)."""

@@ -80,6 +80,7 @@ from ..core.game import QuiddlerGame
 from . import common
 from .common import IllegalActionError
 from .render_image import render_rgb
+from .state import seat_states
 from .versions import ENV_VERSION
 
 GYM_OPTION_DEFAULTS: dict[str, Any] = common.env_option_defaults("gym")
@@ -287,6 +288,20 @@ class QuiddlerEnv(gym.Env):
 
     def _observation(self) -> np.ndarray:
         return self.engine.observe(self.seat)
+
+    def state(self) -> np.ndarray:
+        """The whole game now, seat-relative to the learner (float32): the AEC env's `state()` with the learner's
+        seat first (`envs.state.seat_relative`). PRIVILEGED (every hand, the draw pile): for critics, never for
+        a policy. Read it after `reset` or `step`, at the learner's move or the game's end."""
+        if not self._has_game:
+            raise common.not_started_error("state()")
+        return seat_states(
+            self.engine.hidden_arrays(),
+            np.asarray([self.seat]),
+            self._observation()[None],
+            self.num_players,
+            self.config.challenges,
+        )[0]
 
     def _info(self, info: dict[str, Any]) -> dict[str, Any]:
         if self.infos == "flat":

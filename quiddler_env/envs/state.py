@@ -40,6 +40,14 @@ With `challenges: true` these follow (W = 11 word slots per seat):
 
 `state_layout(n, challenges).view(vec)` splits a vector into these named slices; `state_box(config)`
 is the env's `state_space`.
+
+Seat-relative states (the training envs' privileged critic input): `seat_relative(vec, seat, ...)` lists
+the seats from `seat` on, as the observations do (`seat` first, then the next seat clockwise, ...), in
+every per-seat slice (`hands`, `known_taken`, `totals`, `current_player`, `dealer`, `went_out`, `laid`,
+`laid_cards`, `laid_figures` and the challenge variant's `word_*` and `challenge_record`); the other
+slices are as above. `seat_states` builds these vectors for many games at once from each seat's
+observation and the engine's `HiddenArrays` (numpy over the games), at the positions the training envs
+hand back: the seat to move, or the game over.
 """
 
 from __future__ import annotations
@@ -51,6 +59,7 @@ from gymnasium import spaces
 
 from ..core.cards import COUNTS, DECK_SIZE, FACE_INDEX, NUM_FACES, POINTS
 from ..core.config import MAX_HAND_SIZE, QuiddlerConfig
+from ..core.engine import HiddenArrays
 from ..core.game import Phase, QuiddlerGame
 from ..core.laying import MAX_CANDIDATES, MAX_LAID_WORDS
 from ..core.observation import (
@@ -233,4 +242,110 @@ def _encode_challenges(game: QuiddlerGame, out: np.ndarray, s: dict[str, slice])
         out[record + 3 * c.challenger + (2 if c.valid else 1)] += 1.0
 
 
-__all__ = ["StateLayout", "encode_state", "state_bounds", "state_box", "state_layout"]
+# -- seat-relative states, many games at once --------------------------------------------------------
+
+# The per-seat slices and the shape of one seat's block (seats first).
+_PER_SEAT = {
+    "hands": (NUM_FACES,),
+    "known_taken": (NUM_FACES,),
+    "totals": (),
+    "current_player": (),
+    "dealer": (),
+    "went_out": (),
+    "laid": (),
+    "laid_cards": (NUM_FACES,),
+    "laid_figures": (3,),
+    "word_cards": (MAX_LAID_WORDS, NUM_FACES),
+    "word_figures": (MAX_LAID_WORDS, 2),
+    "word_valid": (MAX_LAID_WORDS,),
+    "word_challenged": (MAX_LAID_WORDS,),
+    "challenge_record": (3,),
+}
+# The slices a seat's observation holds as the relative state does (same size, order and scale), when the seat
+# is to move or the game is over.
+_FROM_OBSERVATION = (
+    "discard_top",
+    "draw_pile_size",
+    "discard_pile",
+    "totals",
+    "round",
+    "hand_size",
+    "went_out",
+    "turns_this_round",
+    "laid",
+    "laid_cards",
+    "laid_figures",
+    "candidates",
+    "candidate_bluff",
+    "word_cards",
+    "word_figures",
+    "word_challenged",
+    "challenge_record",
+)
+_DECK = np.asarray(COUNTS, dtype=np.int64)
+
+
+def seat_relative(vector: np.ndarray, seat: int, num_players: int, challenges: bool = False) -> np.ndarray:
+    """The state vector (absolute seats, as `encode_state`) with its per-seat slices listed from `seat` on."""
+    layout = state_layout(num_players, challenges)
+    out = np.array(vector, dtype=np.float32, copy=True)
+    order = (np.arange(num_players) + seat) % num_players
+    for name, block in _PER_SEAT.items():
+        if name in layout.slices:
+            s = layout.slices[name]
+            out[s] = vector[s].reshape(num_players, *block)[order].reshape(-1)
+    return out
+
+
+def _roll(rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
+    """rows (G, n, ...) by absolute seat -> by seat relative to seats[g]."""
+    n = rows.shape[1]
+    order = (np.arange(n)[None, :] + seats[:, None]) % n
+    return rows[np.arange(rows.shape[0])[:, None], order]
+
+
+def _one_hot(out: np.ndarray, where: slice, index: np.ndarray, on: np.ndarray | None = None) -> None:
+    rows = np.arange(out.shape[0]) if on is None else np.flatnonzero(on)
+    out[rows, where.start + index[rows]] = 1.0
+
+
+def seat_states(
+    hidden: HiddenArrays, seats: np.ndarray, observations: np.ndarray, num_players: int, challenges: bool = False
+) -> np.ndarray:
+    """The seat-relative state of G games (float32 (G, size)): game g's from `seats[g]` on (`seat_relative`).
+
+    `observations` (G, observation size) are each seat's own, `hidden` the games' `HiddenArrays`; each game is
+    at its seat's move or over (where a seat's observation shows the lay phase's candidates). Privileged: for
+    critics, never for a policy."""
+    n = num_players
+    layout = state_layout(n, challenges)
+    s = layout.slices
+    obs_s = observation_layout(n, challenges).slices
+    seats = np.asarray(seats, dtype=np.int64)
+    G = seats.shape[0]
+    out = np.zeros((G, layout.size), dtype=np.float32)
+    for name in _FROM_OBSERVATION:
+        if name in s:
+            out[:, s[name]] = observations[:, obs_s[name]]
+    hands = _roll(hidden.hands, seats)
+    out[:, s["hands"]] = hands.reshape(G, -1)
+    out[:, s["draw_pile"]] = _DECK - hidden.hands.sum(axis=1) - hidden.discard_counts  # the cards nobody holds
+    out[:, s["known_taken"]] = _roll(hidden.known_taken, seats).reshape(G, -1)
+    _one_hot(out, s["phase"], hidden.phase)
+    over = hidden.phase == int(Phase.GAME_OVER)
+    _one_hot(out, s["current_player"], (hidden.current_player - seats) % n, on=~over)
+    _one_hot(out, s["dealer"], (hidden.dealer - seats) % n)
+    if challenges:
+        out[:, s["word_valid"]] = _roll(hidden.word_valid, seats).reshape(G, -1)
+    return out
+
+
+__all__ = [
+    "StateLayout",
+    "encode_state",
+    "seat_relative",
+    "seat_states",
+    "state_bounds",
+    "state_box",
+    "state_layout",
+]

@@ -48,6 +48,11 @@ rewards, options and illegal-action rule), so a policy trained on one plays the 
   flat infos keep their keys.
 - An illegal action (an id the mask does not allow) ends that sub-env's episode with
   `illegal_reward`; actions that are not integers raise `IllegalActionError`.
+- Privileged states, for critics (never for a policy): `states()` gives each learner's
+  seat-relative state (`envs.state.seat_states`: the AEC env's `state()` with the learner's
+  seat first), computed over all games from the engine's arrays. With `final_states = True`
+  (SAME_STEP) a step also puts the ended games' final states in `infos["final_state"]`
+  (rows of the ended games, mask `_final_state`).
 """
 
 from __future__ import annotations
@@ -66,6 +71,7 @@ from ..core.config import QuiddlerConfig
 from ..core.engine import NOT_A_BOT, RESET_ACTION, LearnerGames
 from . import common
 from .common import COMPILED, IllegalActionError, OpponentMix
+from .state import seat_states, state_layout
 from .versions import ENV_VERSION
 
 __all__ = ["COMPILED", "RESET_ACTION", "OpponentMix", "QuiddlerVectorEnv"]
@@ -113,6 +119,7 @@ class QuiddlerVectorEnv(VectorEnv):
         self.num_actions = self.learners.num_actions
         self.single_observation_space = common.observation_box(self.config)
         self.single_action_space = spaces.Discrete(self.num_actions)
+        self.state_size = state_layout(n, self.config.challenges).size
         self.observation_space = batch_space(self.single_observation_space, N)
         self.action_space = batch_space(self.single_action_space, N)
         self.render_mode = None
@@ -124,6 +131,8 @@ class QuiddlerVectorEnv(VectorEnv):
         self.policies: list[list[Any]] = [[None] * n for _ in range(N)]
         self._needs_reset = np.zeros(N, dtype=bool)
         self._seed: int | None = None
+        self.final_states = False
+        """SAME_STEP: whether a step puts the ended games' final states in `infos["final_state"]` (privileged)."""
 
     def set_opponents(self, opponents: Any) -> None:
         """New opponents (as the `opponents` option), for the episodes that start from now on."""
@@ -134,6 +143,19 @@ class QuiddlerVectorEnv(VectorEnv):
         entries = [e for o in self.opponents for e in (o.entries if isinstance(o, OpponentMix) else [o])]
         # Sticky: games already dealt may still seat the Python policies of the earlier opponents.
         self._any_python = getattr(self, "_any_python", False) or any(not isinstance(e, str) for e in entries)
+
+    def states(self, slots: np.ndarray | None = None) -> np.ndarray:
+        """The learners' seat-relative states now (float32 (games, state size), every game or `slots`): the whole
+        game as the AEC env's `state()` holds it, the learner's seat first (`envs.state`). PRIVILEGED: for
+        critics, never for a policy."""
+        slots = self.games.all_games if slots is None else np.asarray(slots, dtype=np.int64)
+        return seat_states(
+            self.learners.hidden_arrays(slots),
+            self.seats[slots],
+            self.observations[slots],
+            self.num_players,
+            self.config.challenges,
+        )
 
     @property
     def observations(self) -> np.ndarray:
@@ -280,6 +302,10 @@ class QuiddlerVectorEnv(VectorEnv):
             infos["_final_info"] = done.copy()
             infos["final_obs"] = final_obs
             infos["_final_obs"] = done.copy()
+            if self.final_states:
+                final_state = infos["final_state"] = np.zeros((N, self.state_size), dtype=np.float32)
+                final_state[ended] = self.states(ended)
+                infos["_final_state"] = done.copy()
             self._start(ended)
         infos["action_mask"] = self.masks.copy()
         infos["seat"] = self.seats.copy()

@@ -192,6 +192,8 @@ def check_rllib_run(cfg: RunConfig) -> RLlibPlan:
         raise RunConfigError(
             f"config key 'algo.batch_size': {algo.batch_size} is more than a training batch holds ({key} = {batch})"
         )
+    if getattr(algo, "privileged_critic", False):
+        raise bad("algo.privileged_critic", True, "false with backend rllib (a privileged critic is the sb3 backend's)")
     if getattr(algo, "observation_features", None) is not None:
         raise bad(
             "algo.observation_features",

@@ -8,7 +8,9 @@ few compiled calls instead of `n_envs` Python envs. The opponents are the run's 
 per step for all the games that wait on them where the agent has `act_batch`. The
 observation features (`algo.observation_features`) are computed batched too. The infos
 carry what `TrainingEnv`'s do: `action_mask`, `seat`, and at an episode's end `winners`
-and `opponent_policies`.
+and `opponent_policies`. With `privileged` (`algo.privileged_critic`) each observation is followed
+by its game's state from the learner's seat (`QuiddlerVectorEnv.states()`, numpy over all games;
+the final states of ended games from the step's infos).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from quiddler_env.envs.vector_env import COMPILED, OpponentMix, QuiddlerVectorEn
 from quiddler_env.features import ObservationFeatures
 
 from ..opponents import LEAGUE
-from .opponents import check_rules
+from .opponents import check_rules, privileged_space
 
 
 class BatchedVecEnv(VecEnv):
@@ -40,6 +42,7 @@ class BatchedVecEnv(VecEnv):
         league_members: Sequence[str] = (),
         league_deterministic: bool = False,
         features: str | None = None,
+        privileged: bool = False,
     ) -> None:
         self.config = check_rules(rules)  # the run's own object: no re-parse
         self.entries = [(str(spec), float(weight)) for spec, weight in entries]
@@ -54,6 +57,10 @@ class BatchedVecEnv(VecEnv):
         box = self.env.single_observation_space
         if self.features is not None:
             box = self.features.space(box)
+        self.privileged = bool(privileged)
+        if self.privileged:
+            box = privileged_space(box, self.config)
+            self.env.final_states = True
         self.render_mode = None
         super().__init__(num_envs, box, self.env.single_action_space)
         self._actions: np.ndarray | None = None
@@ -106,8 +113,14 @@ class BatchedVecEnv(VecEnv):
 
     # -- the VecEnv protocol ----------------------------------------------------------------------
 
-    def _observations(self, obs: np.ndarray) -> np.ndarray:
-        return self.features.batch(obs) if self.features is not None else obs
+    def _observations(self, obs: np.ndarray, states: np.ndarray | None = None) -> np.ndarray:
+        """The training observations: with their features, then (privileged) the games' states (`states`, or every
+        game's now)."""
+        if self.features is not None:
+            obs = self.features.batch(obs)
+        if self.privileged:
+            obs = np.concatenate([obs, self.env.states() if states is None else states], axis=1, dtype=np.float32)
+        return obs
 
     def seed(self, seed: int | None = None) -> list[int | None]:
         """The seed of the next reset (sub-env i's episodes then follow `game_seed(seed, i, k)`)."""
@@ -136,7 +149,7 @@ class BatchedVecEnv(VecEnv):
         if ended.size:
             final = infos["final_info"]
             finals = np.stack([infos["final_obs"][i] for i in ended])
-            terminal = self._observations(finals)
+            terminal = self._observations(finals, infos["final_state"][ended] if self.privileged else None)
             totals = final.get("totals")
             for j, i in enumerate(ended.tolist()):
                 info = out[i]

@@ -24,11 +24,16 @@ def resolve_sections(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def check_run(cfg: RunConfig) -> None:
     """A minibatch must fit in a rollout (`algo.n_steps` x `train.n_envs` steps); the batched engine has no
-    layout shaping."""
+    layout shaping; a privileged critic has no imitation warm start."""
     if cfg.train.vec_env == "batched" and cfg.backend_env["layout_shaping"]:
         raise RunConfigError(
             "config key 'env.layout_shaping': layout shaping is not available with train.vec_env: batched "
             "(set it to 0, or use vec_env dummy or subproc)"
+        )
+    if cfg.algo.privileged_critic and cfg.pretrain.teacher:
+        raise RunConfigError(
+            "config key 'pretrain.teacher': the imitation warm start fits on plain observations, which a privileged "
+            "critic cannot value (set pretrain.teacher: null, or algo.privileged_critic: false)"
         )
     rollout = cfg.algo.n_steps * cfg.train.n_envs
     if cfg.algo.batch_size > rollout:

@@ -1,5 +1,5 @@
 """The sb3 training env: `Quiddler-v0` with an `OpponentMixture` in every other seat, league updates, observation
-features and layout shaping."""
+features, layout shaping and the privileged critic's state."""
 
 from __future__ import annotations
 
@@ -7,12 +7,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.dictionary import load_dictionary
 from quiddler_env.core.game import Phase
 from quiddler_env.core.solver import get_solver
 from quiddler_env.envs.gym_env import QuiddlerEnv
+from quiddler_env.envs.state import state_box
 from quiddler_env.features import ObservationFeatures
 
 from ..opponents import OpponentMixture
@@ -33,6 +35,17 @@ def check_layout_shaping(value: Any) -> float:
     return float(value)
 
 
+def privileged_space(box: spaces.Box, rules: QuiddlerConfig) -> spaces.Box:
+    """The training observation of a privileged critic (`algo.privileged_critic`): [observation | state], the
+    state seat-relative to the learner (`quiddler_env.envs.state`)."""
+    state = state_box(rules)
+    return spaces.Box(
+        low=np.concatenate([box.low, state.low]).astype(np.float32),
+        high=np.concatenate([box.high, state.high]).astype(np.float32),
+        dtype=np.float32,
+    )
+
+
 class TrainingEnv(QuiddlerEnv):
     """`QuiddlerEnv` for training: league updates through `env_method`, optional observation features.
 
@@ -40,7 +53,8 @@ class TrainingEnv(QuiddlerEnv):
     observation (the policy bundle records it, so `PolicyAgent` appends the same).
     `layout_shaping` > 0 adds potential-based shaping on the learner's best keepable
     layout (`layout_potential`), cashed out at every round end. At the end of an episode `info["opponent_policies"]` names the policy that
-    played each opponent seat (relative seat order), for per-opponent statistics.
+    played each opponent seat (relative seat order), for per-opponent statistics. `privileged`: each observation
+    is followed by the game's state from the learner's seat (`privileged_space`; for the critic only).
     """
 
     def __init__(
@@ -50,15 +64,25 @@ class TrainingEnv(QuiddlerEnv):
         opponents: Any = None,
         features: str | None = None,
         layout_shaping: float = 0.0,
+        privileged: bool = False,
         **options: Any,
     ):
         super().__init__(config, opponents=opponents, **options)
+        self.privileged = bool(privileged)
         self.layout_shaping = check_layout_shaping(layout_shaping)
         self._potential = 0.0
         self._solver = None
         self.features = ObservationFeatures(features, self.config) if features else None
         if self.features is not None:
             self.observation_space = self.features.space(self.observation_space)
+        if self.privileged:
+            self.observation_space = privileged_space(self.observation_space, self.config)
+
+    def _training_observation(self, obs: np.ndarray) -> np.ndarray:
+        """The observation (with its features), then the state where the critic is privileged."""
+        if self.features is not None:
+            obs = self.features(obs)
+        return np.concatenate([obs, self.state()]) if self.privileged else obs
 
     def set_league(self, members: Sequence[str]) -> None:
         """Give every opponent seat the new pool (bundle folders, oldest first)."""
@@ -82,7 +106,7 @@ class TrainingEnv(QuiddlerEnv):
         obs, info = super().reset(seed=seed, options=options)
         if self.layout_shaping:
             self._potential = self.layout_potential()
-        return (self.features(obs) if self.features else obs), info
+        return self._training_observation(obs), info
 
     def step(self, action: Any):
         obs, reward, terminated, truncated, info = super().step(action)
@@ -94,8 +118,7 @@ class TrainingEnv(QuiddlerEnv):
             after = 0.0 if "round_result" in info else potential
             reward += self.layout_shaping * self.reward_scale * (after - self._potential)
             self._potential = potential
-        if self.features is not None:
-            obs = self.features(obs)
+        obs = self._training_observation(obs)
         if terminated or truncated:
             info["opponent_policies"] = [
                 getattr(o, "current_name", None) or getattr(o, "name", type(o).__name__) for o in self.opponents
@@ -112,6 +135,7 @@ def make_training_env(
     league_deterministic: bool = False,
     features: str | None = None,
     layout_shaping: float = 0.0,
+    privileged: bool = False,
 ) -> TrainingEnv:
     """A training env with one `OpponentMixture` per opponent seat (a picklable factory for SubprocVecEnv).
 
@@ -133,4 +157,11 @@ def make_training_env(
         )
         for _ in range(config.num_players - 1)
     ]
-    return TrainingEnv(config, opponents=opponents, features=features, layout_shaping=layout_shaping, **env_options)
+    return TrainingEnv(
+        config,
+        opponents=opponents,
+        features=features,
+        layout_shaping=layout_shaping,
+        privileged=privileged,
+        **env_options,
+    )

@@ -9,6 +9,9 @@ run layer's (`quiddler_agents.training.run`). The pieces:
   mixture and the league pool) in a `DummyVecEnv` or `SubprocVecEnv`, under `VecMonitor`
   and a timer of the time the learner waits on the envs. Masks reach the policy through
   `action_masks()`, served from the step infos.
+- Privileged critic (`algo.privileged_critic`): the envs append the game's state, seat-relative
+  to the learner, to each observation, and the policy is a `PrivilegedCriticPolicy` whose actor
+  reads the observation only (`quiddler_agents.policies.privileged`).
 - `RunCallback`: at the start of each rollout (after the previous update, so weights,
   optimiser and step count agree) it adds a league snapshot when due and hands the step
   to `RunSession.boundary`; it drives the progress bar and logs training win rates.
@@ -80,12 +83,13 @@ def build_vec_env(cfg: RunConfig, league_paths: list[str], n_envs: int | None = 
         cfg.league.deterministic,
         cfg.algo.observation_features,
     )
+    privileged = cfg.algo.privileged_critic
     kind = cfg.train.vec_env
     if kind == "batched":
         from .batched import BatchedVecEnv
 
-        return TimedVecEnv(VecMonitor(BatchedVecEnv(n, *common)))
-    factory = partial(make_training_env, *common, cfg.backend_env["layout_shaping"])
+        return TimedVecEnv(VecMonitor(BatchedVecEnv(n, *common, privileged=privileged)))
+    factory = partial(make_training_env, *common, cfg.backend_env["layout_shaping"], privileged)
     if kind == "auto":
         kind = "subproc" if n > 1 else "dummy"
     venv = SubprocVecEnv([factory] * n) if kind == "subproc" else DummyVecEnv([factory] * n)
@@ -156,10 +160,20 @@ def _schedule(s):
 
 
 def build_model(cfg: RunConfig, venv: Any):
-    """A fresh MaskablePPO for the config (seeded with the run seed)."""
+    """A fresh MaskablePPO for the config (seeded with the run seed); with `algo.privileged_critic` its policy is a
+    `PrivilegedCriticPolicy` whose actor reads the observation, the leading part of the env's [observation | state]."""
     a = cfg.algo
+    policy: Any = "MlpPolicy"
+    privileged = {}
+    if a.privileged_critic:
+        from quiddler_env.envs.state import state_layout
+
+        from ...policies.privileged import PrivilegedCriticPolicy
+
+        state_size = state_layout(cfg.rules.num_players, cfg.rules.challenges).size
+        policy, privileged = PrivilegedCriticPolicy, {"observation_size": venv.observation_space.shape[0] - state_size}
     return MaskablePPO(
-        "MlpPolicy",
+        policy,
         venv,
         learning_rate=_schedule(a.learning_rate),
         n_steps=a.n_steps,
@@ -177,6 +191,7 @@ def build_model(cfg: RunConfig, venv: Any):
             "net_arch": {k: list(v) for k, v in a.net_arch.items()},
             "activation_fn": getattr(torch.nn, a.activation),
             "ortho_init": a.ortho_init,
+            **privileged,
         },
         seed=cfg.seed,
         device=a.device,
