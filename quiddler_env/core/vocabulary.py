@@ -97,7 +97,8 @@ def coverage(vocabulary: Dictionary, referee: Dictionary) -> float:
     return min(1.0, len(vocabulary.words) / len(referee.words))
 
 
-_WITHIN: dict[tuple[str, str], Dictionary] = {}
+_WITHIN: dict[tuple[str, str], Dictionary | None] = {}
+"""`within_referee`'s answers by (vocabulary, referee) identity: the words kept, or None where it keeps them all."""
 
 
 def within_referee(vocabulary: Dictionary, referee: str = DEFAULT_NAME) -> Dictionary:
@@ -105,21 +106,23 @@ def within_referee(vocabulary: Dictionary, referee: str = DEFAULT_NAME) -> Dicti
     `vocabulary` itself when it holds no other word. A one-line ValueError when they share none."""
     base = load_dictionary(referee)
     key = (vocabulary.identity, base.identity)
-    found = _WITHIN.get(key)
-    if found is None:
-        found = vocabulary
-        if vocabulary.identity != base.identity:
-            kept = tuple(w for w in vocabulary.words if w in base)
-            if not kept:
-                raise ValueError(f"vocabulary {vocabulary.name!r} has no word of the referee's list {referee!r}")
-            if len(kept) < len(vocabulary.words):
-                identity = word_list_identity(kept)
-                found = Dictionary(
-                    name=f"{vocabulary.name} within {referee}", identity=identity, source_digest=identity, _words=kept
-                )
-                found.ensure_index()
+    if key not in _WITHIN:
+        kept = (
+            vocabulary.words
+            if vocabulary.identity == base.identity
+            else tuple(w for w in vocabulary.words if w in base)
+        )
+        if not kept:
+            raise ValueError(f"vocabulary {vocabulary.name!r} has no word of the referee's list {referee!r}")
+        found = None
+        if len(kept) < len(vocabulary.words):
+            identity = word_list_identity(kept)
+            found = Dictionary(
+                name=f"{vocabulary.name} within {referee}", identity=identity, source_digest=identity, _words=kept
+            )
+            found.ensure_index()
         _WITHIN[key] = found
-    return found
+    return _WITHIN[key] or vocabulary
 
 
 def load_seat_vocabulary(spec: str, referee: str = DEFAULT_NAME, challenges: bool = False) -> Dictionary:
