@@ -1,7 +1,9 @@
 """Compile the package's numba kernels once into their on-disk cache (`quiddler_env.core.kernel_cache`), before
 `pytest -n 2` starts: each xdist worker then loads the kernels it needs rather than compiling them. It plays a
 few games of each kernel family, the plain rules and the challenge variant (whose word tables `tables` have one more
-member, so every kernel that takes them compiles a second time). Run by .ci/run; prints each stage's seconds."""
+member, so every kernel that takes them compiles a second time). Rules with `vocabularies` and no challenges take the
+variant's tables (the challenge phase is off at run time), so the variant's stage compiles theirs too: the same
+signatures. Run by .ci/run; prints each stage's seconds."""
 
 from __future__ import annotations
 

@@ -46,7 +46,7 @@ def play_game(
         game = QuiddlerGame(config or QuiddlerConfig(num_players=len(agents)))
     if game.num_players != len(agents):
         raise ValueError(f"{len(agents)} agents for a {game.num_players}-player game")
-    if not game.challenges:  # a bot's level: the engine lays for its seat only the words it knows
+    if not game.seat_words:  # a bot's level: the engine lays only its words (rules without vocabularies)
         game.set_seat_solvers([seat_solver_of(agent) for agent in agents])
     game.reset(seed)
     seconds: list[list[float]] = [[] for _ in agents]

@@ -25,7 +25,7 @@ from quiddler_env.core.dictionary import load_dictionary
 from quiddler_env.core.levels import get_level, level_dictionary
 from quiddler_env.core.observation import LETTERS_SCALE, TOTAL_SCALE, WORDS_SCALE, observation_layout
 from quiddler_env.core.solver import Figures, HandSolver, get_solver
-from quiddler_env.core.vocabulary import load_vocabulary
+from quiddler_env.core.vocabulary import load_seat_vocabulary
 
 from .params import LEVEL_PARAM, check_params
 
@@ -262,8 +262,9 @@ class BaseAgent(ABC):
     `config`: the rules the agent plays by; the table size is `config.num_players`. Without one the
     table (size, variant) is read from the first observation and the rules are the defaults for that table.
     `level`: a shipped level (`quiddler_env.core.levels`, its number or name): the agent finds words only in
-    that list (within the rules' dictionary), and goes out only with them; None: the whole dictionary. Not in
-    the challenge variant, where a seat's words are the rules' `vocabularies` (`level-N` names a level there).
+    that list (within the rules' dictionary), and goes out only with them; None: the whole dictionary. Not with
+    rules that have `vocabularies` (nor in the challenge variant), where a seat's words are the rules' (`level-N`
+    names a level there).
     """
 
     name = "base"
@@ -286,7 +287,8 @@ class BaseAgent(ABC):
         self.challenges = config.challenges if config is not None else None
         """Whether observations carry the challenge variant's slices (from the rules, or the first observation)."""
         self.seat = -1
-        """The challenge variant: the seat of the last observation (its vocabulary is the agent's)."""
+        """With seat vocabularies (the challenge variant, or rules with `vocabularies`): the seat of the last
+        observation (its vocabulary is the agent's); -1 otherwise."""
         self.reset(seed)
 
     @property
@@ -301,14 +303,16 @@ class BaseAgent(ABC):
 
     @property
     def solver(self) -> HandSolver:
-        """The words this agent knows: the rules' dictionary, or in the challenge variant its seat's vocabulary."""
+        """The words this agent knows: the rules' dictionary (its level's words within it, with a `level`), or with
+        the rules' `vocabularies` its seat's vocabulary (outside the challenge variant, the words of it the
+        referee's list also has: `vocabulary.load_seat_vocabulary`)."""
         cfg = self.config
-        if self.level is not None and self.challenges:
-            raise ValueError(_LEVEL_IN_CHALLENGES)
-        if self.seat >= 0 and cfg.challenges:
+        if self.level is not None and (self.challenges or cfg.vocabularies):
+            raise ValueError(_LEVEL_IN_CHALLENGES if self.challenges else _LEVEL_WITH_VOCABULARIES)
+        if self.seat >= 0 and (cfg.challenges or cfg.vocabularies):
             solver = self._seat_solvers.get(self.seat)
             if solver is None:
-                vocabulary = load_vocabulary(cfg.seat_vocabulary(self.seat), cfg.dictionary)
+                vocabulary = load_seat_vocabulary(cfg.seat_vocabulary(self.seat), cfg.dictionary, cfg.challenges)
                 solver = self._seat_solvers[self.seat] = get_solver(vocabulary, cfg.min_word_cards)
             return solver
         if self._solver is None:
@@ -342,6 +346,8 @@ class BaseAgent(ABC):
             )
         if self.challenges:
             self.seat = int(np.argmax(obs[observation_layout(self.num_players, True).slices["seat"]]))
+        elif self._config is not None and self._config.vocabularies:
+            self.seat = plain_seat(obs, self._config)
         if self._config is not None and self._config.num_players != self.num_players:
             raise ValueError(
                 f"agent plays by rules for {self._config.num_players} players, observation is for {self.num_players}"
@@ -412,9 +418,20 @@ class BaseAgent(ABC):
         return f"{type(self).__name__}(num_players={self.num_players}{level})"
 
 
+def plain_seat(observation: np.ndarray, config: QuiddlerConfig) -> int:
+    """The observing seat of a plain observation (no `seat` slice) of a game of `config`: the first round's
+    dealer is seat n - 1 and the deal moves one seat left each round, so the round (`round`) and the seat's place
+    from the dealer (`seat_from_dealer`) name it."""
+    n = config.num_players
+    v = observation_layout(n).view(np.asarray(observation))
+    round_index = max(int(round(float(v["round"][0]) * config.num_rounds)) - 1, 0)
+    return (n - 1 + round_index + int(np.argmax(v["seat_from_dealer"]))) % n
+
+
 def check_level(agent: str, level: int | str | None, config: QuiddlerConfig | None = None) -> int | None:
     """A bot's `level` as its number (a name is read too), None for none; a one-line ValueError naming the
-    agent for a level that does not exist or for one in the challenge variant."""
+    agent for a level that does not exist, for one in the challenge variant, or for one beside the rules'
+    `vocabularies`."""
     if level is None:
         return None
     if isinstance(level, str):
@@ -425,12 +442,17 @@ def check_level(agent: str, level: int | str | None, config: QuiddlerConfig | No
     level = check_params(agent, {"level": LEVEL_PARAM}, level=level)["level"]
     if config is not None and config.challenges:
         raise ValueError(f"{agent}: {_LEVEL_IN_CHALLENGES}")
+    if config is not None and config.vocabularies:
+        raise ValueError(f"{agent}: {_LEVEL_WITH_VOCABULARIES}")
     return level
 
 
 _LEVEL_IN_CHALLENGES = (
     "level: not in the challenge variant, where each seat's words are the rules' vocabularies "
     "(name a level there as vocabularies: [level-N])"
+)
+_LEVEL_WITH_VOCABULARIES = (
+    "level and the rules' vocabularies both name a seat's words: give one (a level as vocabularies: [level-N])"
 )
 
 INVALID_PRIOR = {"auto": 0.05, "choose": 0.25}

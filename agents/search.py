@@ -18,7 +18,8 @@ in a final turn it keeps the best hand against the layouts already laid.
 
 In the challenge variant each rollout seat plays by its own vocabulary (the rules name every seat's), the
 greedy bots challenge as greedy does, and the referee judges: so a bluffing go-out (a candidate under
-`layout: choose`) is valued with the challenges it draws.
+`layout: choose`) is valued with the challenges it draws. With the rules' `vocabularies` outside the variant
+each rollout seat likewise finds and lays only its own words (within the referee's list).
 
 `ms` caps the time of one decision: determinizations are played in chunks of
 `CHUNK` until `samples` are done or `ms` milliseconds have passed (at least one chunk).
@@ -172,13 +173,14 @@ class SearchAgent(BaseAgent):
         return totals / done
 
     def _batch(self, hand_size: int) -> BatchGame:
-        key = (hand_size, self.seat if self.challenges else 0)
+        seat_words = bool(self.challenges or self.config.vocabularies)
+        key = (hand_size, self.seat if seat_words else 0)
         batch = self._batches.get(key)
         if batch is None:
             # The round in play as a one-round game: its end is the game's end, where the bots stop.
             rules = dataclasses.replace(self.config, num_players=self.num_players, hand_sizes=(hand_size,))
             solver = self.solver
-            if self.challenges:
+            if seat_words:
                 # Its seat is the rollouts' seat 0, the others follow in relative order, each with its vocabulary
                 # (the rules name them); the referee is the rules' dictionary, not the bot's own vocabulary.
                 n, cfg = self.num_players, self.config

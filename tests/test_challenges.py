@@ -180,7 +180,6 @@ def test_challenges_need_the_variant():
 @pytest.mark.parametrize(
     ("rules", "message"),
     [
-        ({"vocabularies": ["enable"]}, "without challenges"),
         ({"challenges": True, "vocabularies": ["a", "b", "c"]}, "one per seat"),
         ({"challenges": True, "vocabularies": ["enable:1.5:1"]}, "not in \\(0, 1\\]"),
         ({"challenges": True, "vocabularies": ["enable:0.5:x"]}, "SOURCE:P:SEED"),

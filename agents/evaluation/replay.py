@@ -103,7 +103,7 @@ def replay_states(
     if [[FACES[f] for f in deck] for deck in decks] != saved_decks:
         raise ReplayError(f"saved game {record.get('game')!r}: the decks do not match its deal seed {seed}")
     game = QuiddlerGame(rules)
-    if not game.challenges:  # a bot's level: the words its seat laid by (as the games were played)
+    if not game.seat_words:  # a bot's level: the words its seat laid by (rules without vocabularies)
         game.set_seat_solvers(seat_level_solvers(record.get("seats") or [], rules))
     game.reset(rng=rng, decks=decks)
     if deal:

@@ -141,7 +141,7 @@ def play_scheduled_game(tournament: Tournament, players: Sequence, game: Quiddle
     for p in set(slot.seats):
         players[p].reset(agent_seed(tournament.seed, index, p))
     seats = [players[p] for p in slot.seats]
-    if not game.challenges:  # a bot's level: the engine lays for its seat only the words it knows
+    if not game.seat_words:  # a bot's level: the engine lays only its words (rules without vocabularies)
         game.set_seat_solvers([seat_solver_of(agent) for agent in seats])
     game.reset(rng=rng, decks=decks)
     actions: list[tuple[int, int]] = []

@@ -417,7 +417,7 @@ RULE_LABELS = {  # what the new-game form calls each rule option (its field name
     "turn_cap": "Turns each before a round is scored anyway",
     "layout": "Laying words",
     "challenges": "Challenge variant",
-    "vocabularies": "Each seat's words (challenge variant)",
+    "vocabularies": "Each seat's words (levels, word lists)",
     "failed_go_out_penalty": "Penalty when a word of the player out fails",
 }
 CHOICE_LABELS = {  # plain words for the choices of the rule options (the value sent stays the field's)

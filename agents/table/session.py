@@ -88,7 +88,7 @@ class TableGame:
         decks, rng = deal_cards(self.seed, self.config.num_rounds)
         self._decks = decks
         self.game = QuiddlerGame(self.config)
-        if not self.game.challenges:  # a bot's level: the engine lays for its seat only the words it knows
+        if not self.game.seat_words:  # a bot's level: the engine lays only its words (rules without vocabularies)
             self.game.set_seat_solvers([seat_solver_of(self.agents.get(p)) for p in range(self.config.num_players)])
         self.game.reset(rng=rng, decks=decks)
         self.actions: list[tuple[int, int]] = []

@@ -18,7 +18,10 @@ deals the same cards from the same seed, so any game of a batch can be replayed 
 The state arrays are documented in `batch_kernels`; the properties below name them.
 
 The challenge variant (`challenges: true`) plays too, with each seat's vocabulary, bluffs under `layout:
-choose` and the challenge phase (`tests/test_batch_challenge_parity.py`), and so do the compiled bots.
+choose` and the challenge phase (`tests/test_batch_challenge_parity.py`), and so do the compiled bots. So do
+seat vocabularies outside the variant (`vocabularies` without `challenges`: each seat lays only its words within
+the referee's list; `tests/test_batch_vocabulary_parity.py`), with the variant's word tables and the plain
+game's observation.
 """
 
 from __future__ import annotations
@@ -35,13 +38,13 @@ from .actions import num_actions
 from .cards import DECK_SIZE, new_deck
 from .config import MAX_PLAYERS, QuiddlerConfig
 from .dictionary import KEY_ORDER, MAX_WORD_CARDS, Dictionary, load_dictionary
-from .game import IllegalActionError, Phase, QuiddlerGame
+from .game import IllegalActionError, Phase, QuiddlerGame, rules_seat_solvers
 from .laying import MAX_CANDIDATES, claim_unused
 from .observation_slices import observation_layout
 from .scoring import Challenge, RoundResult, bonuses_in_play, challenge_scores, word_points
 from .solver import HandSolver, Layout, get_solver
 from .solver_kernel import new_scratch
-from .vocabulary import coverage, load_vocabulary
+from .vocabulary import coverage
 
 _FLOORS = {"round": kernels.FLOOR_ROUND, "total": kernels.FLOOR_TOTAL, "none": kernels.FLOOR_NONE}
 _TWO_PLAYER_BONUSES = {
@@ -156,7 +159,8 @@ VOCABULARY_SLOTS = MAX_PLAYERS + 1
 
 
 class Vocabularies(NamedTuple):
-    """The challenge variant's vocabularies as the kernels read them: the last entry of their `tables`."""
+    """The seats' vocabularies as the kernels read them (rules with `vocabularies`, and the challenge variant):
+    the last entry of their `tables`."""
 
     tables: tuple
     """Each distinct vocabulary's `solver_tables` (the referee's first), padded to `VOCABULARY_SLOTS` entries."""
@@ -206,19 +210,15 @@ class BatchGame:
         self.num_games = int(num_games)
         n = self.num_players = cfg.num_players
         self.challenges = cfg.challenges
-        if self.challenges:  # as `QuiddlerGame.seat_solvers`
-            self.seat_solvers = tuple(
-                get_solver(load_vocabulary(cfg.seat_vocabulary(p), cfg.dictionary), cfg.min_word_cards)
-                for p in range(n)
-            )
-        else:
-            self.seat_solvers = (self.solver,) * n
+        self.seat_words = cfg.challenges or bool(cfg.vocabularies)
+        """Whether seats have words of their own (the kernels' `tables` then end with the `Vocabularies`)."""
+        self.seat_solvers = rules_seat_solvers(cfg, self.solver)  # as `QuiddlerGame.seat_solvers`
         self.num_actions = num_actions(cfg.layout, cfg.challenges)
         self.offsets = kernels.layout_offsets(n, MAX_CANDIDATES, cfg.num_rounds, cfg.challenges)
         self.rules = rule_array(cfg)
         self.sizes = np.asarray(cfg.hand_sizes, dtype=np.int64)
         self.tables = (*solver_tables(self.solver), new_scratch())  # the word tables, then scratch space
-        if self.challenges:  # then the vocabularies (`batch_kernels.seat_tables`)
+        if self.seat_words:  # then the vocabularies (`batch_kernels.seat_tables`)
             self.tables += (vocabularies(self.solver, self.seat_solvers),)
         layout = observation_layout(n, cfg.challenges)
         self.observation_size = layout.size
@@ -464,7 +464,7 @@ class BatchGame:
         )
         key += tuple(unused_faces[1 : 1 + unused_faces[0]])
         solver = self.seat_solvers[seat]
-        if self.challenges:
+        if self.seat_words:
             key += (solver.dictionary.identity, bluff)
         layout = self._layouts.get(key)
         if layout is None:

@@ -104,6 +104,7 @@ def random_action(i, cards, ints, rng, go, offsets, rules, tables):
         return kernels.DISCARD_BASE + _nth_face(held, kernels.below(rng, i, 1, d))
     known = go[i]
     scratch = tables[8]
+    p = ints[i, kernels.I_CUR]
     searching = False  # the search is readied at the first go-out pick: half the picks are discards
     struck = np.int64(0)
     n_go = d
@@ -113,14 +114,14 @@ def random_action(i, cards, ints, rng, go, offsets, rules, tables):
             return kernels.DISCARD_BASE + _nth_face(held, k)
         f = _nth_face(held & ~struck, k - d)
         if known == kernels.GO_UNKNOWN and not searching:
-            h = kernels.hand_of(cards, i, offsets, ints[i, kernels.I_CUR], tables)
+            h = kernels.hand_of(cards, i, offsets, p, tables)
             if kernels.may_go_out(i, h, ints):
-                scratch = kernels.go_search(i, h, rules, tables)
+                scratch = kernels.go_search(i, h, rules, tables, p)  # by the seat's own words
                 searching = True
             else:
                 known = 0
         if known == kernels.GO_UNKNOWN:
-            if go_out_face(f, tables[2], scratch):
+            if go_out_face(f, kernels.own_tables(tables, rules, p)[2], scratch):
                 return kernels.GO_OUT_BASE + f
         elif (known >> f) & 1:
             return kernels.GO_OUT_BASE + f

@@ -23,8 +23,9 @@ is read back from its layout's record: a term of the seat's vocabulary, or the b
 
 The rule options come as the int64 array `rules` (indices `R_*`) and the round hand sizes `sizes`.
 The word tables `tables` are the dictionary's trie and term arrays, as the solver has them, then the
-searches' scratch space (`solver_kernel.new_scratch`: the engine's searches allocate less), then, with
-challenges only, the seats' vocabularies (`batch.Vocabularies`; `seat_tables` picks a seat's, `vocab` in the kernels).
+searches' scratch space (`solver_kernel.new_scratch`: the engine's searches allocate less), then, with seat
+vocabularies only (the rules' `vocabularies`, or the challenge variant), the seats' vocabularies
+(`batch.Vocabularies`; `seat_tables` picks a seat's, `vocab` in the kernels).
 `obs_starts` holds the observation's slice starts (`observation_slices.observation_layout`).
 Each kernel that Python calls borrows its arrays first (`borrow.borrow`): numba counts references
 to every array a compiled call takes and to every view it makes, two atomic calls each, and a
@@ -278,12 +279,16 @@ def hand_points(h):
     return total
 
 
-# -- vocabularies (the challenge variant) -----------------------------------------------------------
-# Without challenges `tables` is the referee's tables and the scratch space; with them it has one more entry, a
-# `batch.Vocabularies` (each vocabulary's tables and term keys, each seat's vocabulary, the referee's). The
-# functions below pick by the type of `tables` when the kernels are compiled: without challenges they are the referee's
-# tables, and the kernels the same as before the variant. (Not `inline="always"`: so inlined, numba 0.68
-# picked another vocabulary's tables than the index asked for, in a test of `go_out_face_bits_in`.)
+# -- vocabularies (seat words, and the challenge variant) -------------------------------------------------
+# Without seat vocabularies `tables` is the referee's tables and the scratch space; with them (the rules'
+# `vocabularies`, or the challenge variant) it has one more entry, a `batch.Vocabularies` (each vocabulary's
+# tables and term keys, each seat's vocabulary, the referee's). The functions below pick by the type of `tables`
+# when the kernels are compiled: without seat vocabularies they are the referee's tables, and the kernels the same
+# as before the variant. Two gates: a seat's own words (`seat_words_on`: the type of `tables` alone) and the
+# challenge phase with its bluffs (`challenges_on`: that and the rule `R_CHALLENGES`, read at run time), so the
+# plain game with vocabularies runs the variant's compiled kernels (the same types) with the challenges off.
+# (Not `inline="always"`: so inlined, numba 0.68 picked another vocabulary's tables than the index asked for, in
+# a test of `go_out_face_bits_in`.)
 
 
 def seat_tables(tables, p):
@@ -298,19 +303,28 @@ def _seat_tables(tables, p):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def seat_words_on(tables):
+    """Whether seats have words of their own (the rules' `vocabularies`, or the challenge variant): `tables`
+    holds the vocabularies only then, so its length is known when a kernel compiles (`len` of a tuple is a
+    constant) and the plain game's kernels compile without these branches, as they were before them."""
+    return len(tables) > 9
+
+
+@njit(cache=True, nogil=True, inline="always")
 def challenges_on(rules, tables):
-    """Whether the challenge variant is on. `tables` holds the vocabularies only with it, so its length is known
-    when a kernel compiles: the plain game's kernels compile with the variant's branches cut out (`len` of a
-    tuple is a constant), as they were before it."""
-    return len(tables) > 9 and rules[R_CHALLENGES] != 0
+    """Whether the challenge variant is on: the challenge phase, bluffs, the variant's observation slices. Its
+    tables always hold the vocabularies (`seat_words_on`, known at compile time); rules with vocabularies and no
+    challenges have them too, so the rule itself is read at run time."""
+    return seat_words_on(tables) and rules[R_CHALLENGES] != 0
 
 
 @njit(cache=True, nogil=True, inline="always")
 def own_tables(tables, rules, p):
-    """`seat_tables(tables, p)`, called only with challenges: without them the first 8 entries of `tables`, read
-    in place. (`seat_tables` is a call, not inlined (above); on the plain game's hot paths, the go-out search of
-    every learner mask and the lay fronts, that call cost the vector env 18% (`benchmarks/engine_ab.py --vector`).)"""
-    if challenges_on(rules, tables):
+    """`seat_tables(tables, p)`, called only with seat vocabularies: without them the first 8 entries of `tables`,
+    read in place. (`seat_tables` is a call, not inlined (above); on the plain game's hot paths, the go-out search
+    of every learner mask and the lay fronts, that call cost the vector env 18% (`benchmarks/engine_ab.py
+    --vector`).)"""
+    if seat_words_on(tables):
         return seat_tables(tables, p)
     return (tables[0], tables[1], tables[2], tables[3], tables[4], tables[5], tables[6], tables[7])
 
@@ -327,7 +341,7 @@ def _referee_tables(tables):
 
 
 def term_key(tables, p, term):
-    """The key of a term of seat p's vocabulary (0 without challenges, where nothing asks)."""
+    """The key of a term of seat p's vocabulary (0 without seat vocabularies, where nothing asks)."""
 
 
 @overload(term_key)
@@ -338,7 +352,7 @@ def _term_key(tables, p, term):
 
 
 def seat_vocabulary(tables, p):
-    """Seat p's vocabulary's index (`Vocabularies.seat`; 0 without challenges)."""
+    """Seat p's vocabulary's index (`Vocabularies.seat`; 0 without seat vocabularies)."""
 
 
 @overload(seat_vocabulary)
@@ -349,7 +363,7 @@ def _seat_vocabulary(tables, p):
 
 
 def seat_coverage(tables, p):
-    """Seat p's vocabulary's size against the referee's (`vocabulary.coverage`; 1 without challenges)."""
+    """Seat p's vocabulary's size against the referee's (`vocabulary.coverage`; 1 without seat vocabularies)."""
 
 
 @overload(seat_coverage)
@@ -1000,11 +1014,13 @@ def _go_bits(i, p, cards, ints, offsets, rules, tables):
 
 
 @njit(cache=True, nogil=True, inline="always")  # inlined: a call costs a reference count per array
-def go_search(i, h, rules, tables):
-    """Ready a search of which discards of h (the current player's hand in game i, `may_go_out`) go out, in
-    the engine's scratch space; `solver_kernel.go_out_face(f, ws)` answers it for one discard, f."""
+def go_search(i, h, rules, tables, p):
+    """Ready a search of which discards of h (the hand of game i's current player p, `may_go_out`) go out, by p's
+    vocabulary, in the engine's scratch space; `solver_kernel.go_out_face(f, own_tables(tables, rules, p)[2], ws)`
+    answers it for one discard, f."""
+    vocab = own_tables(tables, rules, p)
     return go_out_face_start(
-        h, tables[0], rules[R_MIN_CARDS], tables[1], tables[2], tables[3], tables[4], tables[7], tables[8]
+        h, vocab[0], rules[R_MIN_CARDS], vocab[1], vocab[2], vocab[3], vocab[4], vocab[7], tables[8]
     )
 
 

@@ -17,7 +17,7 @@ key, the value and what is allowed.
 | `turn_cap` | 30 | an int 1..1000, or None | house rule: after this many turns each in one round with nobody out, every player lays and the round is scored |
 | `layout` | "auto" | "auto", "choose" | how a player lays its words: the bonus-aware best response to the layouts already laid, or its own choice among its Pareto-best layouts (`laying`) |
 | `challenges` | False | False, True | the challenge variant (`challenges`): seats with their own vocabularies lay words the referee may reject, and challenge each other's words before the round is scored |
-| `vocabularies` | () | one entry for every seat, or one per seat | with `challenges`: each seat's words: `referee` (the `dictionary`), `enable`, `level-N` (a shipped level, `levels.LEVELS`), a word-list path, or `SOURCE:P:SEED` (a seeded subset of SOURCE, each word kept with probability P); () gives every seat the referee's list |
+| `vocabularies` | () | one entry for every seat, or one per seat | each seat's words: `referee` (the `dictionary`), `enable`, `level-N` (a shipped level, `levels.LEVELS`), a word-list path, or `SOURCE:P:SEED` (a seeded subset of SOURCE, each word kept with probability P); () gives every seat the referee's list. With `challenges` a seat lays any word of its vocabulary (the referee judges challenged ones); without, a seat finds its go-out moves and has its layouts laid only from the words of its vocabulary that the referee's list also has, so no laid word is invalid, and the observation and actions are the plain game's |
 | `failed_go_out_penalty` | 0 | an int 0..1000 | with `challenges`: points the player who went out loses when one of its words fails a challenge (a house rule the rule books leave open) |
 """
 
@@ -44,7 +44,8 @@ LAYOUT = ("auto", "choose")
 
 
 VARIANT_FIELDS = ("challenges", "vocabularies", "failed_go_out_penalty")
-"""The challenge variant's fields (`to_dict` leaves them out when `challenges` is off)."""
+"""The challenge variant's fields (`to_dict` leaves them out when `challenges` is off, `vocabularies` only when
+it is empty: seats have vocabularies outside the variant too)."""
 
 MAX_POINTS_OPTION = 1000
 """The largest size of a rule option that counts points (a bonus, a penalty). The batched engine keeps the
@@ -150,8 +151,9 @@ class QuiddlerConfig:
     vocabularies: tuple[str, ...] = field(
         default=(),
         metadata=_rule(
-            "with challenges: each seat's words, one entry for all or one per seat: referee, enable, a word-list "
-            "path, or SOURCE:P:SEED (a seeded subset); none given: the referee's list",
+            "each seat's words, one entry for all or one per seat: referee, enable, level-N, a word-list path, or "
+            "SOURCE:P:SEED (a seeded subset); none given: the referee's list. Without challenges a seat finds and "
+            "lays only those of its words the referee also has (no bluffs, the plain observation)",
             cli="texts",
         ),
     )
@@ -218,8 +220,6 @@ class QuiddlerConfig:
         ):
             raise bad("vocabularies", self.vocabularies, "a list of vocabulary specs (texts)")
         vocabularies = tuple(str(v) for v in vocabularies)
-        if vocabularies and not self.challenges:
-            raise bad("vocabularies", self.vocabularies, "none without challenges: true (only the variant has them)")
         if len(vocabularies) not in (0, 1, self.num_players):
             raise bad(
                 "vocabularies", self.vocabularies, f"one entry for every seat, or {self.num_players} (one per seat)"
@@ -279,29 +279,30 @@ class QuiddlerConfig:
         out["vocabularies"] = list(self.vocabularies)
         if not self.challenges:
             for name in VARIANT_FIELDS:
-                del out[name]
+                if name != "vocabularies" or not self.vocabularies:
+                    del out[name]
         return out
 
     def check_word_lists(self) -> None:
-        """Load the referee's word list and, with challenges, every seat's vocabulary, so that a missing or
-        unreadable file is a `ValueError` naming its config key up front (not a traceback later, inside the first
-        game or a worker)."""
+        """Load the referee's word list and every seat's vocabulary (outside the variant, its words within the
+        referee's), so that a missing or unreadable file, or a vocabulary that shares no word with the referee,
+        is a `ValueError` naming its config key up front (not a traceback later, inside the first game or a
+        worker)."""
         from .dictionary import load_dictionary
-        from .vocabulary import load_vocabulary
+        from .vocabulary import load_seat_vocabulary
 
         try:
             load_dictionary(self.dictionary)
         except (OSError, ValueError) as exc:
             raise ValueError(f"config key 'dictionary': {exc}") from None
-        if self.challenges:
-            for i, spec in enumerate(self.vocabularies):
-                try:
-                    load_vocabulary(spec, self.dictionary)
-                except (OSError, ValueError) as exc:
-                    raise ValueError(f"config key 'vocabularies[{i}]': {exc}") from None
+        for i, spec in enumerate(self.vocabularies):
+            try:
+                load_seat_vocabulary(spec, self.dictionary, self.challenges)
+            except (OSError, ValueError) as exc:
+                raise ValueError(f"config key 'vocabularies[{i}]': {exc}") from None
 
     def seat_vocabulary(self, seat: int) -> str:
-        """The vocabulary spec of `seat` (with `challenges`; the referee's list when none is given)."""
+        """The vocabulary spec of `seat` (the referee's list when none is given)."""
         if not self.vocabularies:
             return "referee"
         return self.vocabularies[0] if len(self.vocabularies) == 1 else self.vocabularies[seat]

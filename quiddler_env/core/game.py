@@ -17,6 +17,10 @@ lays for the player (`laying.auto_layout`: the bonus-aware best response to what
 already laid); with `layout: choose` the player's next decision is a lay move
 (`Phase.LAY`, actions `64 + k` over `candidates`).
 
+Seat vocabularies (the rules' `vocabularies`) outside the variant: each seat finds its go-out moves and has its
+layouts laid only from the words of its vocabulary that the referee's list also has (`seat_solvers`), so every
+laid word is valid; there are no bluffs and no challenge phase, and the observation is the plain game's.
+
 Challenges (`challenges: true`, rule book section 7): each seat has its own
 vocabulary (`seat_solvers`); its go-out moves and layouts come from it, and the
 referee (`solver`, the `dictionary`) judges only challenged words. With `layout:
@@ -43,10 +47,26 @@ from .config import QuiddlerConfig
 from .dictionary import load_dictionary
 from .scoring import Challenge, RoundResult, score_round, word_points
 from .solver import HandSolver, Layout, get_solver
-from .vocabulary import coverage, load_vocabulary
+from .vocabulary import coverage, load_seat_vocabulary
 
 _DECK = np.asarray(new_deck(), dtype=np.int64)
 _FACE_SHIFTS = np.arange(NUM_FACES, dtype=np.int64)
+
+
+def rules_seat_solvers(config: QuiddlerConfig, referee: HandSolver) -> tuple[HandSolver, ...]:
+    """Each seat's solver under the rules: over its vocabulary (`vocabulary.load_seat_vocabulary`: in the
+    challenge variant the spec's words, outside it those the referee also has); `referee` for every seat of
+    rules without vocabularies outside the variant."""
+    n = config.num_players
+    if not config.challenges and not config.vocabularies:
+        return (referee,) * n
+    return tuple(
+        get_solver(
+            load_seat_vocabulary(config.seat_vocabulary(p), config.dictionary, config.challenges),
+            config.min_word_cards,
+        )
+        for p in range(n)
+    )
 
 
 class Phase(enum.IntEnum):
@@ -73,15 +93,12 @@ class QuiddlerGame:
         self.num_actions = A.num_actions(self.config.layout, self.config.challenges)
         self.challenges = self.config.challenges
         self.bluffing = self.challenges and self.config.layout == "choose"
-        if self.challenges:
-            cfg = self.config
-            self.seat_solvers = tuple(
-                get_solver(load_vocabulary(cfg.seat_vocabulary(p), cfg.dictionary), cfg.min_word_cards)
-                for p in range(self.num_players)
-            )
-        else:
-            self.seat_solvers = (self.solver,) * self.num_players
-        """Each seat's solver over its own vocabulary (the referee's `solver` for every seat without challenges)."""
+        self.seat_words = self.challenges or bool(self.config.vocabularies)
+        """Whether the rules give seats words of their own (`vocabularies`, or the challenge variant): then
+        `set_seat_solvers` is refused."""
+        self.seat_solvers = rules_seat_solvers(self.config, self.solver)
+        """Each seat's solver over its own vocabulary (`rules_seat_solvers`: the referee's `solver` for every seat
+        of rules without vocabularies)."""
         self.phase = Phase.GAME_OVER
         # The variant's state, empty until a round has challenges (a game built field by field, as
         # `BatchGame.game` builds one, has it too).
@@ -93,12 +110,15 @@ class QuiddlerGame:
     # -- setting up ------------------------------------------------------------------
 
     def set_seat_solvers(self, solvers: Sequence[HandSolver | None]) -> None:
-        """Outside the challenge variant: the words each seat finds, one solver per seat (None: the referee's),
+        """For rules without `vocabularies`: the words each seat finds, one solver per seat (None: the referee's),
         e.g. a bot's level (`BaseAgent.seat_solver`). A seat's go-out moves and the layouts laid for it come
         from its solver; the referee's list still judges, so every solver's words must be the referee's (a
-        level's are kept within it: `levels.level_dictionary`). In the variant the rules' `vocabularies` decide."""
+        level's are kept within it: `levels.level_dictionary`). With `vocabularies` (and in the variant) the
+        rules decide."""
         if self.challenges:
             raise ValueError("the challenge variant's seat words are the rules' vocabularies, not set_seat_solvers")
+        if self.config.vocabularies:
+            raise ValueError("set_seat_solvers: the rules' vocabularies give each seat its words already")
         if len(solvers) != self.num_players:
             raise ValueError(f"set_seat_solvers needs {self.num_players} entries (one per seat), got {len(solvers)}")
         self.seat_solvers = tuple(self.solver if s is None else s for s in solvers)

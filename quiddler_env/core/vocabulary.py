@@ -1,4 +1,4 @@
-"""Seat vocabularies of the challenge variant: the words one player knows.
+"""Seat vocabularies (the rules' `vocabularies`): the words one player knows.
 
 The referee's word list is the config's `dictionary`; each seat's vocabulary is
 named by a spec in `vocabularies`:
@@ -13,6 +13,10 @@ named by a spec in `vocabularies`:
 
 A subset is the same for the same spec on every machine. Its index is built (and
 cached on disk, keyed by its words) like any dictionary's.
+
+In the challenge variant a seat lays any word of its vocabulary (`load_vocabulary`). Outside it a seat knows
+only the words of its vocabulary that the referee's list also has (`load_seat_vocabulary`, `within_referee`),
+so every word it lays is valid.
 """
 
 from __future__ import annotations
@@ -91,3 +95,38 @@ def load_vocabulary(spec: str, referee: str = DEFAULT_NAME) -> Dictionary:
 def coverage(vocabulary: Dictionary, referee: Dictionary) -> float:
     """The vocabulary's size against the referee's (at most 1): what a seat knows of its own knowledge."""
     return min(1.0, len(vocabulary.words) / len(referee.words))
+
+
+_WITHIN: dict[tuple[str, str], Dictionary | None] = {}
+"""`within_referee`'s answers by (vocabulary, referee) identity: the words kept, or None where it keeps them all."""
+
+
+def within_referee(vocabulary: Dictionary, referee: str = DEFAULT_NAME) -> Dictionary:
+    """The words of `vocabulary` that the referee's list (`referee`, a `dictionary` setting) also has, indexed:
+    `vocabulary` itself when it holds no other word. A one-line ValueError when they share none."""
+    base = load_dictionary(referee)
+    key = (vocabulary.identity, base.identity)
+    if key not in _WITHIN:
+        kept = (
+            vocabulary.words
+            if vocabulary.identity == base.identity
+            else tuple(w for w in vocabulary.words if w in base)
+        )
+        if not kept:
+            raise ValueError(f"vocabulary {vocabulary.name!r} has no word of the referee's list {referee!r}")
+        found = None
+        if len(kept) < len(vocabulary.words):
+            identity = word_list_identity(kept)
+            found = Dictionary(
+                name=f"{vocabulary.name} within {referee}", identity=identity, source_digest=identity, _words=kept
+            )
+            found.ensure_index()
+        _WITHIN[key] = found
+    return _WITHIN[key] or vocabulary
+
+
+def load_seat_vocabulary(spec: str, referee: str = DEFAULT_NAME, challenges: bool = False) -> Dictionary:
+    """A seat's vocabulary under the rules: in the challenge variant the spec's words (`load_vocabulary`),
+    outside it those of them the referee's list also has (`within_referee`)."""
+    vocabulary = load_vocabulary(spec, referee)
+    return vocabulary if challenges else within_referee(vocabulary, referee)

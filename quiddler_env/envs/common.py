@@ -12,6 +12,7 @@ rule fields: its default, its doc, its check and the envs that take it ("aec":
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from ..core.engine import COMPILED_BOTS
 from ..core.files import read_yaml_mapping
 from ..core.game import IllegalActionError, Phase, QuiddlerGame
 from ..core.laying import MAX_LAID_WORDS
+from ..core.levels import get_level
 from ..core.observation import TOTAL_SCALE, observation_layout
 from ..core.scoring import RoundResult
 
@@ -245,19 +247,63 @@ class OpponentMix:
         return f"OpponentMix({list(zip(self.entries, self.probabilities.round(3).tolist(), strict=True))})"
 
 
+def compiled_bot(entry: str) -> tuple[str, int | None]:
+    """A vector env's opponent spec as (compiled bot, level): `random`, `greedy` or `greedy:level=N` (a level's
+    number or name, `core.levels`); a one-line ValueError otherwise."""
+    name, _, param = entry.partition(":")
+    if name in COMPILED and not param:
+        return name, None
+    if name == "greedy" and param.startswith("level=") and ":" not in param:
+        try:
+            return name, get_level(param[len("level=") :]).number
+        except ValueError as exc:
+            raise ValueError(f"option 'opponents': {entry!r}: {exc}") from None
+    raise ValueError(
+        f"option 'opponents': {entry!r} is not a compiled bot ({', '.join(COMPILED)}, greedy:level=N); pass other "
+        "agents as policy objects with act(observation, action_mask)"
+    )
+
+
+def opponent_level(entry: Any) -> int | None:
+    """The shipped level whose words an opponent knows: a compiled bot spec's (`greedy:level=2`) or a bot's
+    (`quiddler_agents` agents with a `level`, which offer `seat_solver`); None for the referee's words."""
+    if isinstance(entry, str):
+        return compiled_bot(entry)[1] if ":" in entry else None
+    level = getattr(entry, "level", None)
+    return level if callable(getattr(entry, "seat_solver", None)) and isinstance(level, int) else None
+
+
+def level_rules(config: QuiddlerConfig, levels: Sequence[int | None], learner_seat: int) -> QuiddlerConfig:
+    """The rules the engine plays when opponents have levels (`levels`: one per opponent seat, in relative order,
+    the seat after the learner first; None: no level): the rules' `vocabularies` name `referee` for the learner
+    and each level-less seat and `level-N` for a level bot's seat, so the engine finds that seat's go-out moves
+    and lays its layouts only from its level's words. `config` itself when no opponent has a level; a one-line
+    ValueError when the rules name the seats' words already (`vocabularies`, or the challenge variant)."""
+    if all(level is None for level in levels):
+        return config
+    if config.vocabularies or config.challenges:
+        rules = "vocabularies" if config.vocabularies else "challenge variant's vocabularies"
+        raise ValueError(
+            f"option 'opponents': an opponent's level and the rules' {rules} both name a seat's words: give one "
+            "(a level as vocabularies: [level-N])"
+        )
+    n = config.num_players
+    specs = ["referee"] * n
+    for k, level in enumerate(levels, start=1):
+        if level is not None:
+            specs[(learner_seat + k) % n] = f"level-{level}"
+    return dataclasses.replace(config, vocabularies=tuple(specs))
+
+
 def check_entry(entry: Any) -> Any:
     if isinstance(entry, str):
-        if entry not in COMPILED:
-            raise ValueError(
-                f"option 'opponents': {entry!r} is not a compiled bot ({', '.join(COMPILED)}); pass other agents as "
-                "policy objects with act(observation, action_mask)"
-            )
+        compiled_bot(entry)
         return entry
     if isinstance(entry, OpponentMix) or callable(getattr(entry, "act", None)):
         return entry
     raise ValueError(
-        f"option 'opponents': bad entry {entry!r}; allowed: {', '.join(map(repr, COMPILED))}, a policy with "
-        "act(observation, action_mask), or an OpponentMix"
+        f"option 'opponents': bad entry {entry!r}; allowed: {', '.join(map(repr, COMPILED))}, 'greedy:level=N', a "
+        "policy with act(observation, action_mask), or an OpponentMix"
     )
 
 
@@ -354,7 +400,9 @@ ENV_OPTIONS: tuple[EnvOption, ...] = (
         None,
         "the policies of the other seats: one for every seat or a list of one per seat, each an object with "
         "act(observation, action_mask) or (gym) an agent spec such as 'greedy' or 'expert:samples=8'; None: uniform "
-        "random (the vector env takes 'random' and 'greedy', its compiled bots, policy objects and OpponentMix)",
+        "random (the vector env takes 'random', 'greedy' and 'greedy:level=N', its compiled bots, policy objects "
+        "and OpponentMix). An opponent with a level (greedy:level=2) in rules without vocabularies: the engine lays "
+        "that seat only its level's words",
         lambda v, cfg, opts: check_opponents(v, cfg.num_players),
         ("gym", "vector"),
         {"vector": lambda v, cfg, opts: check_vector_opponents(v, cfg.num_players)},

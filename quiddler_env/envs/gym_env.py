@@ -22,6 +22,12 @@ obs, reward, terminated, truncated, info = env.step(int(info["action_mask"].nonz
   the same `reset(seed=s)` plays the same game. A policy with the attribute
   `uses_observation = False` gets `None` instead of the observation vector (saves
   the encoding for policies that do not read it).
+- An opponent with a level (`"greedy:level=2"`, or a bot built with `level=2`) in rules without
+  `vocabularies`: the engine plays rules whose `vocabularies` give its seat `level-2` (and `referee` to the
+  learner and the level-less seats), so it goes out and has its words laid only from its level's words, as
+  tournaments lay a level bot's (`env.unwrapped.engine.config`; one engine per learner seat with
+  `learner_seat="random"`). The observation and actions are the plain game's. With the rules' own
+  `vocabularies` (or the challenge variant) an opponent's level is a one-line `ValueError`.
 - Observation: the float32 vector of `quiddler_env.core.observation` (the same
   encoding and bounds as the AEC env's `'observation'`). Action: `Discrete(64)`, the
   action table of the AEC env. The legal actions are `env.action_masks()`
@@ -171,19 +177,29 @@ class QuiddlerEnv(gym.Env):
         self.infos = opts["infos"]
         opponents = build_opponents(opts["opponents"], self.config)
         self.opponents = opponents or [UniformRandomPolicy() for _ in range(n - 1)]
-
-        self.engine = Game(self.config)
+        self._levels = [common.opponent_level(policy) for policy in self.opponents]
+        self._engines: dict[tuple[str, ...], Game] = {}
+        self.seat = seat if seat != "random" else 0
+        self.engine = self._engine(self.seat)
         self.num_actions = self.engine.num_actions
         self.action_space = spaces.Discrete(self.num_actions)
         self.observation_space = common.observation_box(self.config)
         self.names = [f"player_{i}" for i in range(n)]
         self._no_moves = np.zeros(self.num_actions, dtype=np.int8)
         self._mask = self._no_moves
-        self.seat = seat if seat != "random" else 0
         self._done = True
         self._has_game = False
         self._round_ended = False
         self._last_move: tuple[str, int, int] | None = None
+
+    def _engine(self, seat: int) -> Game:
+        """The engine for the learner in `seat`: the rules, with the opponents' levels as the seats' vocabularies
+        (`common.level_rules`; one engine per seat arrangement, built once)."""
+        rules = common.level_rules(self.config, self._levels, seat)
+        engine = self._engines.get(rules.vocabularies)
+        if engine is None:
+            engine = self._engines[rules.vocabularies] = Game(rules)
+        return engine
 
     @property
     def game(self) -> QuiddlerGame:
@@ -199,6 +215,7 @@ class QuiddlerEnv(gym.Env):
         rng = self.np_random
         if self.learner_seat_option == "random":
             self.seat = int(rng.integers(self.num_players))
+            self.engine = self._engine(self.seat)
         # Opponents draw their seeds from np_random, so one env seed fixes the whole game.
         seen: set[int] = set()
         for policy in self.opponents:

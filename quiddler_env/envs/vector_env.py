@@ -22,6 +22,14 @@ rewards, options and illegal-action rule), so a policy trained on one plays the 
   if it has one, else once per game; a second compiled call then ends those games' step. One entry plays every opponent seat, or a list gives one per seat
   (relative order, the seat after the learner first); `OpponentMix([(entry, weight), ...])`
   draws an entry per game and seat at each episode.
+- An opponent with a level (`"greedy:level=2"`, the compiled greedy bot knowing level 2's words, or a bot
+  object built with a level) in rules without `vocabularies`: the engine plays rules whose `vocabularies` give
+  its seat `level-2` (and `referee` to the learner and the level-less seats), so it goes out and has its
+  words laid only from its level's words; the observation and actions are the plain game's. The engine's
+  words are per seat and shared by its games, so this needs a fixed `learner_seat` (not `"random"`) and no
+  level inside an `OpponentMix`, and `set_opponents` keeps the levels the env was built with; else a
+  one-line `ValueError` (give the rules' `vocabularies` instead). With the rules' own `vocabularies` (or the
+  challenge variant) an opponent's level is a one-line `ValueError`.
 - Seeds: `reset(seed=s)` seeds episode k of sub-env i from `core.batch.game_seed(s, i, k)`:
   its deal, its learner seat (`learner_seat="random"`: `core.batch.learner_seats`), its
   opponent draws (`numpy.random.default_rng` of that seed) and the compiled bots' choices.
@@ -109,8 +117,10 @@ class QuiddlerVectorEnv(VectorEnv):
         self.autoreset_mode = opts["autoreset_mode"]
         self.slot_offset = opts["slot_offset"]
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
+        self.engine_config = self._level_rules(common.check_vector_opponents(opts["opponents"], n))
+        """The rules the engine plays: the config, with the opponents' levels as seat vocabularies (`_level_rules`)."""
         self.learners = LearnerGames(
-            self.config, N, reward_mode=self.reward_mode, reward_scale=self.reward_scale,
+            self.engine_config, N, reward_mode=self.reward_mode, reward_scale=self.reward_scale,
             illegal_reward=self.illegal_reward, max_cycles=self.max_cycles, learner_seat=self.learner_seat_option,
             slot_offset=self.slot_offset,
         )  # fmt: skip
@@ -134,12 +144,35 @@ class QuiddlerVectorEnv(VectorEnv):
         self.final_states = False
         """SAME_STEP: whether a step puts the ended games' final states in `infos["final_state"]` (privileged)."""
 
+    def _level_rules(self, opponents: list[Any]) -> QuiddlerConfig:
+        """The rules for opponents with levels (`common.level_rules`), which fix each seat's words in the engine:
+        only with a fixed learner seat and no level inside an `OpponentMix`."""
+        mixed = [e for o in opponents if isinstance(o, OpponentMix) for e in o.entries]
+        levels = [common.opponent_level(o) for o in opponents]
+        if any(common.opponent_level(e) is not None for e in mixed) or (
+            self.learner_seat_option == "random" and any(level is not None for level in levels)
+        ):
+            raise ValueError(
+                "option 'opponents': an opponent with a level needs a fixed learner_seat and no level inside an "
+                "OpponentMix in the vector env (its engine's seat words are shared by every game); give the rules' "
+                "vocabularies instead"
+            )
+        seat = 0 if self.learner_seat_option == "random" else self.learner_seat_option
+        return common.level_rules(self.config, levels, seat)
+
     def set_opponents(self, opponents: Any) -> None:
-        """New opponents (as the `opponents` option), for the episodes that start from now on."""
-        self.opponents = common.check_vector_opponents(opponents, self.num_players)
+        """New opponents (as the `opponents` option), for the episodes that start from now on. Their levels must be
+        those the env was built with (`engine_config`: they name the engine's seat words)."""
+        checked = common.check_vector_opponents(opponents, self.num_players)
+        if self._level_rules(checked) != self.engine_config:
+            raise ValueError(
+                "set_opponents: the opponents' levels name the engine's seat words, fixed when the env was built; "
+                "build a new env for other levels"
+            )
+        self.opponents = checked
         # The compiled bots' codes, seat by seat, when every opponent is one by name (episodes start in one call).
         named = all(isinstance(entry, str) for entry in self.opponents)
-        self._codes = self.learners.bot_codes(self.opponents) if named else None
+        self._codes = self.learners.bot_codes(self._bot_names(self.opponents)) if named else None
         entries = [e for o in self.opponents for e in (o.entries if isinstance(o, OpponentMix) else [o])]
         # Sticky: games already dealt may still seat the Python policies of the earlier opponents.
         self._any_python = getattr(self, "_any_python", False) or any(not isinstance(e, str) for e in entries)
@@ -156,6 +189,12 @@ class QuiddlerVectorEnv(VectorEnv):
             self.num_players,
             self.config.challenges,
         )
+
+    @staticmethod
+    def _bot_names(entries: list[str]) -> list[str]:
+        """The compiled bots of opponent specs (`greedy:level=2` is the compiled greedy: its seat's words are the
+        engine's)."""
+        return [common.compiled_bot(entry)[0] for entry in entries]
 
     @property
     def observations(self) -> np.ndarray:
@@ -186,7 +225,9 @@ class QuiddlerVectorEnv(VectorEnv):
                 if isinstance(entry, OpponentMix):
                     entry = entry.draw(rng)
                 other = (seat + k) % n
-                self.bots[i, other] = self.learners.bot_codes([entry])[0] if isinstance(entry, str) else NOT_A_BOT
+                self.bots[i, other] = (
+                    self.learners.bot_codes(self._bot_names([entry]))[0] if isinstance(entry, str) else NOT_A_BOT
+                )
                 self.policies[i][other] = entry
         self._advance(slots)
         self.learners.refresh(slots)
