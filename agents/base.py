@@ -23,7 +23,7 @@ from quiddler_env.core.cards import DECK_SIZE, NUM_FACES
 from quiddler_env.core.config import MAX_HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, QuiddlerConfig
 from quiddler_env.core.dictionary import load_dictionary
 from quiddler_env.core.levels import get_level, level_dictionary
-from quiddler_env.core.observation import LETTERS_SCALE, TOTAL_SCALE, WORDS_SCALE, observation_layout
+from quiddler_env.core.observation import LETTERS_SCALE, TOTAL_SCALE, WORDS_SCALE, observation_layout, plain_seats
 from quiddler_env.core.solver import Figures, HandSolver, get_solver
 from quiddler_env.core.vocabulary import load_seat_vocabulary
 
@@ -419,13 +419,8 @@ class BaseAgent(ABC):
 
 
 def plain_seat(observation: np.ndarray, config: QuiddlerConfig) -> int:
-    """The observing seat of a plain observation (no `seat` slice) of a game of `config`: the first round's
-    dealer is seat n - 1 and the deal moves one seat left each round, so the round (`round`) and the seat's place
-    from the dealer (`seat_from_dealer`) name it."""
-    n = config.num_players
-    v = observation_layout(n).view(np.asarray(observation))
-    round_index = max(int(round(float(v["round"][0]) * config.num_rounds)) - 1, 0)
-    return (n - 1 + round_index + int(np.argmax(v["seat_from_dealer"]))) % n
+    """The observing seat of a plain observation of a game of `config` (`core.observation.plain_seats`)."""
+    return int(plain_seats(observation, config.num_players, config.num_rounds)[0])
 
 
 def check_level(agent: str, level: int | str | None, config: QuiddlerConfig | None = None) -> int | None:

@@ -18,6 +18,10 @@ An env user gets the same floats from the wrappers of `quiddler_env.wrappers`.
 
 Entries of the other phase, and of faces not in the hand, are 0.
 
+The solver knows the seat's words: the referee's list, or with the rules' `vocabularies` outside the challenge
+variant the seat's own vocabulary (within the referee's), the seat being read off the observation (its round and
+its place from the dealer), so a policy is told only of words its seat can lay.
+
 `solver_v2` (164 floats): `solver_v1`'s 132, then the odds the draw pile gives of going out, a card
 drawn being any card the seat has not seen (the observation's `unseen` counts) with equal chance:
 
@@ -40,7 +44,7 @@ from quiddler_env.core.borrow import borrow
 from quiddler_env.core.cards import NUM_FACES, POINTS
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.dictionary import load_dictionary
-from quiddler_env.core.observation import observation_layout
+from quiddler_env.core.observation import observation_layout, plain_seats
 from quiddler_env.core.solver import HandSolver, get_solver
 from quiddler_env.core.solver_kernel import best_layout_hand, discard_table, go_out_face_bits
 
@@ -386,8 +390,8 @@ class ObservationFeatures:
         self.config = config
         self.num_players = config.num_players
         self.base_size = observation_layout(self.num_players).size
-        self._solver: HandSolver | None = None
-        self._memo: tuple | None = None  # the batch kernels' memo (exact: keyed by the hand)
+        self._solvers: dict[str, HandSolver] = {}  # by vocabulary spec ("referee": the rules' dictionary)
+        self._memos: dict[str, tuple] = {}  # the batch kernels' memo per solver (exact: keyed by the hand)
 
     @property
     def size(self) -> int:
@@ -395,9 +399,26 @@ class ObservationFeatures:
 
     @property
     def solver(self) -> HandSolver:
-        if self._solver is None:
-            self._solver = get_solver(load_dictionary(self.config.dictionary), self.config.min_word_cards)
-        return self._solver
+        """The referee's solver (every seat's, unless the rules give the seats vocabularies)."""
+        return self._solver_of("referee")
+
+    def _solver_of(self, spec: str) -> HandSolver:
+        solver = self._solvers.get(spec)
+        if solver is None:
+            from quiddler_env.core.vocabulary import REFEREE, load_seat_vocabulary
+
+            cfg = self.config
+            words = load_dictionary(cfg.dictionary) if spec == REFEREE else load_seat_vocabulary(spec, cfg.dictionary)
+            solver = self._solvers[spec] = get_solver(words, cfg.min_word_cards)
+        return solver
+
+    def seat_specs(self, observations: np.ndarray) -> list[str]:
+        """The vocabulary spec of each row's seat ("referee" for all without the rules' `vocabularies`)."""
+        rows = np.asarray(observations).reshape(-1, self.base_size).shape[0]
+        if not self.config.vocabularies:
+            return ["referee"] * rows
+        seats = plain_seats(observations, self.num_players, self.config.num_rounds)
+        return [self.config.seat_vocabulary(int(seat)) for seat in seats]
 
     def __call__(self, observation: np.ndarray) -> np.ndarray:
         """The observation with the features appended (float32)."""
@@ -426,7 +447,11 @@ class ObservationFeatures:
             raise ValueError(
                 f"observations of shape {obs.shape}; a {self.num_players}-player table has rows of {self.base_size}"
             )
-        if self._memo is None:
-            self._memo = new_feature_memo()
-        extra = self.features.compute_batch(obs, self.num_players, self.solver, self._memo)
+        specs = self.seat_specs(obs)
+        extra = np.zeros((obs.shape[0], self.features.size), dtype=np.float32)
+        for spec in sorted(set(specs)):  # the rows of each vocabulary, with its solver and memo
+            rows = np.asarray([i for i, s in enumerate(specs) if s == spec], dtype=np.int64)
+            memo = self._memos.setdefault(spec, new_feature_memo())
+            part = obs if len(rows) == obs.shape[0] else obs[rows]
+            extra[rows] = self.features.compute_batch(part, self.num_players, self._solver_of(spec), memo)
         return np.concatenate([obs, extra], axis=1)

@@ -167,6 +167,16 @@ def _encode_challenges(game: QuiddlerGame, player: int, obs: np.ndarray, s: dict
         obs[record + 3 * k + (2 if c.valid else 1)] += 1.0
 
 
+def plain_seats(observations: np.ndarray, num_players: int, num_rounds: int) -> np.ndarray:
+    """The observing seats of plain observations (rows; no `seat` slice) of a game of `num_players` and
+    `num_rounds`: the first round's dealer is seat n - 1 and the deal moves one seat left each round, so the round
+    (`round`) and the seat's place from the dealer (`seat_from_dealer`) name it. int64 (rows,)."""
+    obs = np.asarray(observations).reshape(-1, observation_layout(num_players).size)
+    s = observation_layout(num_players).slices
+    rounds = np.maximum(np.rint(obs[:, s["round"]][:, 0] * num_rounds).astype(np.int64) - 1, 0)
+    return (num_players - 1 + rounds + np.argmax(obs[:, s["seat_from_dealer"]], axis=1)) % num_players
+
+
 def turns_fraction(turns: int, turn_cap: int | None, num_players: int) -> float:
     """The `turns_this_round` entry: the share of the turn cap's turns (every seat's) played, capped at 1; 0 without
     a cap. The final turns after a late go-out run past the cap (a go-out on the cap's last turn but one leaves
