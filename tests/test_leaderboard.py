@@ -20,7 +20,9 @@ def _iv(estimate, width):
     return {"estimate": estimate, "low": estimate - width, "high": estimate + width, "n": 400}
 
 
-def _card(candidate: str, diffs: dict[str, float], full: bool = True, env_version: int = 5) -> dict:
+def _card(
+    candidate: str, diffs: dict[str, float], full: bool = True, env_version: int = 5, tables=("2",), bonus: int = 10
+) -> dict:
     """A card of the benchmark's shape with the given paired differences (win rate 0.5 + diff / 100)."""
     opponents = {
         name: {
@@ -43,11 +45,17 @@ def _card(candidate: str, diffs: dict[str, float], full: bool = True, env_versio
             "env_version": env_version,
             "deal_file": {"name": "v1.json.gz", "sha256": "ab" * 32},
             "dictionary": {"name": "enable", "identity": "cd" * 32},
-            "pool": {"2": POOL},
+            "pool": {t: POOL for t in tables},
+            "rules": {t: {"num_players": int(t), "bonus_value": bonus} for t in tables},
             "seed": 0,
             "full": full,
+            "games_per_pairing": {t: 400 if full else 4 for t in tables},
+            "protocol_games_per_pairing": {t: 400 for t in tables},
         },
-        "tables": {"2": {"opponents": opponents, "ratings": {"candidate": {"mu": 25.0, "low": 24.0, "high": 26.0}}}},
+        "tables": {
+            t: {"opponents": opponents, "ratings": {"candidate": {"mu": 25.0, "low": 24.0, "high": 26.0}}}
+            for t in tables
+        },
     }
     card["body_sha256"] = body_sha256(card)
     return card
@@ -75,6 +83,8 @@ def test_full_cards_rank_by_mean_paired_difference_and_reduced_runs_are_listed_a
 def test_cards_that_do_not_compare_or_were_edited_are_refused_in_one_line(tmp_path):
     with pytest.raises(BenchmarkError, match="differ in env_version"):
         render_leaderboard([_card("a", {"random": 1.0}), _card("b", {"random": 1.0}, env_version=4)])
+    with pytest.raises(BenchmarkError, match="differ in rules at 2 players"):
+        render_leaderboard([_card("a", {"random": 1.0}), _card("b", {"random": 1.0}, bonus=5)])
     edited = _card("greedy", {"random": 40.0})
     edited = copy.deepcopy(edited)
     edited["tables"]["2"]["opponents"]["random"]["wins"] = 399
@@ -86,6 +96,17 @@ def test_cards_that_do_not_compare_or_were_edited_are_refused_in_one_line(tmp_pa
     (tmp_path / "other.json").write_text("{}")
     with pytest.raises(BenchmarkError, match="not a quiddler-benchmark-card"):
         read_card(tmp_path / "other.json")
+
+
+def test_a_card_of_one_table_sits_beside_cards_of_every_table():
+    both = _card("greedy", {"random": 40.0}, tables=("2", "4"))
+    zoo = _card("zoo:champion-2p", {"random": 60.0}, tables=("2",))
+    zoo["stamp"]["full"] = False  # as run_benchmark stamps a card of fewer tables than the protocol's
+    zoo["body_sha256"] = body_sha256(zoo)
+    text = render_leaderboard([both, zoo])
+    two, four = text.split("### 4 players")
+    assert "| 1 | `zoo:champion-2p`" in two and "| 2 | `greedy`" in two
+    assert "| 1 | `greedy`" in four and "champion" not in four
 
 
 def test_the_command_prints_the_table_of_the_cards_it_is_given(tmp_path, capsys):

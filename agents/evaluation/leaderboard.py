@@ -3,8 +3,9 @@
 Every card of a benchmark plays its candidate against the same pool on the same deals, so the cards compare:
 per table size a row per candidate, its win rate against each opponent of the pool and its mean paired
 difference over the pool (the mean of the pairings' estimates: every pairing plays the same number of games),
-best first. Only full cards are ranked (a reduced run is listed below the table by name, unranked), and cards
-of different benchmarks, env versions or deal files are refused rather than mixed.
+best first. Only tables played with the protocol's games are ranked (a policy's card, which plays only the
+table it was trained for, ranks there; a reduced run is listed below by name, unranked), and cards of
+different benchmarks, env versions, deal files or rules are refused rather than mixed.
 
     python -m quiddler_agents.evaluation.leaderboard benchmarks/cards/v1/*/card.json   # Markdown on stdout
 
@@ -21,8 +22,9 @@ from typing import Any
 
 from .benchmark import CARD_SCHEMA, BenchmarkError, body_sha256
 
-_SAME = ("benchmark", "env_version", "deal_file", "dictionary", "pool", "seed")
-"""What must be the same on every card of one leaderboard for their figures to compare."""
+_SAME = ("benchmark", "env_version", "deal_file", "dictionary", "vocabularies", "seed")
+"""What must be the same on every card of one leaderboard for their figures to compare (and the pool and rules
+at each table size both cards played)."""
 
 
 def read_card(path: str | Path) -> dict[str, Any]:
@@ -48,25 +50,37 @@ def _check_same(cards: Sequence[Mapping[str, Any]]) -> None:
     first = cards[0]["stamp"]
     for card in cards[1:]:
         s = card["stamp"]
-        for key in _SAME:
-            if s[key] != first[key]:
-                raise BenchmarkError(
-                    f"cards of {first['candidate']!r} and {s['candidate']!r} differ in {key}: they do not compare"
-                )
+        shared = set(s["pool"]) & set(first["pool"])
+        differ = [key for key in _SAME if s.get(key) != first.get(key)]
+        differ += [
+            f"{key} at {t} players" for key in ("pool", "rules") for t in sorted(shared) if s[key][t] != first[key][t]
+        ]
+        if differ:
+            raise BenchmarkError(
+                f"cards of {first['candidate']!r} and {s['candidate']!r} differ in {differ[0]}: they do not compare"
+            )
 
 
 def _percent(iv: Mapping[str, Any]) -> str:
     return f"{iv['estimate'] * 100:.1f} [{iv['low'] * 100:.1f}, {iv['high'] * 100:.1f}]"
 
 
+def _full_at(card: Mapping[str, Any], table: str) -> bool:
+    """Whether the card played `table` with the protocol's games per pairing."""
+    s = card["stamp"]
+    played = s["games_per_pairing"].get(table)
+    return table in card["tables"] and played is not None and played == s["protocol_games_per_pairing"].get(table)
+
+
 def standings(cards: Sequence[Mapping[str, Any]], table: str) -> list[dict[str, Any]]:
     """The ranked rows of one table size: candidate, per-opponent figures, mean paired difference, card hash.
 
-    Full cards only, best mean paired difference first (ties by name)."""
+    Tables played in full only (the protocol's games per pairing: a policy's card plays only the table it was
+    trained for, in full), best mean paired difference first (ties by name)."""
     rows = []
     for card in cards:
         s = card["stamp"]
-        if not s["full"] or table not in card["tables"]:
+        if not _full_at(card, table):
             continue
         opponents = card["tables"][table]["opponents"]
         diffs = [f["paired_difference"]["estimate"] for f in opponents.values()]
@@ -102,7 +116,7 @@ def render_leaderboard(cards: Sequence[Mapping[str, Any]]) -> str:
         rows = standings(cards, table)
         if not rows:
             continue
-        pool = list(stamp["pool"][table])
+        pool = next(list(c["stamp"]["pool"][table]) for c in cards if table in c["stamp"]["pool"])
         lines += [
             f"### {table} players",
             "",
@@ -119,7 +133,7 @@ def render_leaderboard(cards: Sequence[Mapping[str, Any]]) -> str:
                 f"| {rating} | `{row['card']}` |"
             )
         lines.append("")
-    reduced = sorted(c["stamp"]["candidate"] for c in cards if not c["stamp"]["full"])
+    reduced = sorted(c["stamp"]["candidate"] for c in cards if not any(_full_at(c, t) for t in c["tables"]))
     if reduced:
         lines += ["Reduced runs, not ranked: " + ", ".join(f"`{name}`" for name in reduced) + ".", ""]
     return "\n".join(lines)
