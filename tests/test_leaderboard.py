@@ -135,3 +135,12 @@ def test_the_docs_leaderboard_shows_every_committed_full_card():
         if card["stamp"]["full"]:
             assert f"`{card['body_sha256'][:16]}`" in page
     assert "<!-- table:" not in page
+
+
+def test_the_readmes_table_is_the_leaderboards_at_two_players():
+    board = render_leaderboard(committed_cards("v1", ROOT / "benchmarks" / "cards")).split("### 4 players")[0]
+    readme = (ROOT / "README.md").read_text()
+    rows = [line for line in readme.splitlines() if line.startswith("| ") and line[2].isdigit() and "| `" in line]
+    assert len(rows) == len([line for line in board.splitlines() if line.startswith("| ") and line[2].isdigit()])
+    for row in rows:  # the README keeps the columns up to the mean paired difference
+        assert any(line.startswith(row.rstrip(" |")) for line in board.splitlines()), row
