@@ -150,3 +150,22 @@ def replay(
         report.games += 1
         report.moves += moves
     return report
+
+
+def vector_env_phases(env, steps: int, seed: int = 0) -> set[int]:
+    """Play a `QuiddlerVectorEnv` by random legal moves for `steps` steps, asserting at each that every learner's
+    observation and mask are the reference's (`encode_observation` of its game as a `QuiddlerGame`); the phases
+    the learners were checked in."""
+    obs, _ = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    checked: set[int] = set()
+    for _ in range(steps):
+        masks = env.action_masks()
+        for i in np.flatnonzero(~env.games.is_over).tolist():
+            game, seat = env.games.game(i), int(env.seats[i])
+            assert game.current_player == seat
+            assert np.array_equal(encode_observation(game, seat), obs[i])
+            assert np.array_equal(game.legal_action_mask().astype(bool), masks[i].astype(bool))
+            checked.add(int(game.phase))
+        obs, *_ = env.step(np.asarray([rng.choice(np.flatnonzero(m)) for m in masks]))
+    return checked

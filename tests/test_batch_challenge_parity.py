@@ -17,7 +17,7 @@ from quiddler_env.core.game import Phase, QuiddlerGame
 from quiddler_env.core.observation import encode_observation
 from quiddler_env.core.vocabulary import load_vocabulary
 
-from .batch_parity import replay, state_differences
+from .batch_parity import replay, state_differences, vector_env_phases
 
 SHORT = {"hand_sizes": [3, 5, 4], "challenges": True}
 VARIANTS: dict[str, dict] = {
@@ -164,16 +164,5 @@ def test_the_vector_env_plays_the_variant_as_the_reference_encodes_it():
 
     config = QuiddlerConfig(**SHORT, **VARIANTS["three_choose_one_card_words"])
     env = QuiddlerVectorEnv(num_envs=4, config=config, opponents="greedy")
-    obs, _ = env.reset(seed=0)
-    rng = np.random.default_rng(0)
-    checked = set()
-    for _ in range(200):
-        masks = env.action_masks()
-        for i in np.flatnonzero(~env.games.is_over).tolist():
-            game, seat = env.games.game(i), int(env.seats[i])
-            assert game.current_player == seat
-            assert np.array_equal(encode_observation(game, seat), obs[i])
-            assert np.array_equal(game.legal_action_mask().astype(bool), masks[i].astype(bool))
-            checked.add(int(game.phase))
-        obs, *_ = env.step(np.asarray([rng.choice(np.flatnonzero(m)) for m in masks]))
+    checked = vector_env_phases(env, 200)
     assert checked >= {Phase.DRAW, Phase.DISCARD, Phase.LAY, Phase.CHALLENGE}
