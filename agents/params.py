@@ -26,7 +26,8 @@ MAX_GO_OUT_VALUE = 1000.0
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter of an agent spec: its type and, for a number, its bounds (both allowed).
+    """One parameter of an agent spec: its type (bool, int, float or str) and, for a number, its bounds (both
+    allowed).
 
     The one declaration of the bounds: `parse_spec` checks them, and so do the agents' constructors
     (`check_params`)."""
@@ -41,6 +42,8 @@ class Param:
         """The values it takes, as its errors say it."""
         if self.kind is bool:
             return "true or false"
+        if self.kind is str:
+            return self.note or "a non-empty text"
         if self.kind is int:
             text = f"a positive integer up to {self.high}" if self.low == 1 else f"an integer {self.low}..{self.high}"
         elif self.low == 0:
@@ -54,6 +57,8 @@ class Param:
         out of them or of another type."""
         if self.kind is bool:
             ok = isinstance(value, bool)
+        elif self.kind is str:
+            ok = isinstance(value, str) and bool(value.strip())
         elif isinstance(value, bool) or not isinstance(value, int if self.kind is int else (int, float)):
             ok = False  # a bool is no number here, and a float no integer
         else:

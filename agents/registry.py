@@ -1,5 +1,5 @@
 """Build agents from spec strings: `random`, `greedy`, `greedy:level=2`, `expert`, `expert:samples=64`, `search`,
-`openspiel-ismcts`, `human`, `policy:PATH`.
+`guided`, `openspiel-ismcts`, `human`, `policy:PATH`.
 
 A spec is a name, then optional `key=value` parameters after colons (or commas):
 `expert:samples=64:top=3`, `policy:runs/a/model.zip:deterministic=false`. For
@@ -18,6 +18,7 @@ from quiddler_env.core.config import QuiddlerConfig
 from . import params
 from .base import BaseAgent, table_rules
 from .expert import DEFAULT_SAMPLES, ExpertAgent
+from .guided import GuidedSearchAgent
 from .human import HumanAgent
 from .ismcts import DEFAULT_SIMULATIONS as ISMCTS_SIMULATIONS
 from .ismcts import ISMCTSAgent
@@ -74,6 +75,15 @@ REGISTRY: dict[str, AgentSpec] = {
         },
         f"determinized rollouts of the round with greedy in every seat (samples={SEARCH_SAMPLES}; ms caps a decision)",
         SearchAgent,
+    ),
+    "guided": AgentSpec(
+        "guided",
+        {
+            **GuidedSearchAgent.PARAMS,
+        },
+        "search guided by a trained policy: its favourite moves join the candidates and it plays the bot's seat "
+        "in the rollouts (policy: the zoo's entry for the table)",
+        GuidedSearchAgent,
     ),
     "openspiel-ismcts": AgentSpec(
         "openspiel-ismcts",

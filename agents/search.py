@@ -78,8 +78,8 @@ class SearchAgent(BaseAgent):
         ms: float = 0.0,
         top: int = 4,
     ):
-        checked = check_params("search", self.PARAMS, samples=samples, ms=ms, top=top)
-        level = check_level("search", level, config)  # before its expert checks it under its own name
+        checked = check_params(self.name, self.PARAMS, samples=samples, ms=ms, top=top)
+        level = check_level(self.name, level, config)  # before its expert checks it under its own name
         self.samples = checked["samples"]
         self.ms = checked["ms"]
         self.top = checked["top"]
@@ -162,7 +162,7 @@ class SearchAgent(BaseAgent):
                 for c in range(C):
                     batch.load(d * C + c, game, seed=seed)
             batch.step(np.tile(np.asarray(candidates, dtype=np.int64), chunk), rows)
-            batch.play_bots(rows, self._greedy_seats(batch), np.zeros(batch.num_games, dtype=np.int64))
+            self._play_out(batch, rows)
             scores = batch.totals[rows].astype(np.float64) - np.asarray(seat.totals, dtype=np.float64)
             relative = scores[:, 0] - scores[:, 1:].mean(axis=1)
             totals += relative.reshape(chunk, C).sum(axis=0)
@@ -171,6 +171,10 @@ class SearchAgent(BaseAgent):
                 break
         self.last_samples = done
         return totals / done
+
+    def _play_out(self, batch: BatchGame, rows: np.ndarray) -> None:
+        """Play the rows' rounds to their end: greedy in every seat."""
+        batch.play_bots(rows, self._greedy_seats(batch), np.zeros(batch.num_games, dtype=np.int64))
 
     def _batch(self, hand_size: int) -> BatchGame:
         seat_words = bool(self.challenges or self.config.vocabularies)

@@ -234,7 +234,7 @@ class _Table:
 
     def __init__(self, tournament: Tournament):
         self.tournament = tournament
-        if any(spec.split(":", 1)[0].lower() in ("policy", "zoo") for spec in tournament.specs):
+        if any(spec.split(":", 1)[0].lower() in ("policy", "zoo", "guided") for spec in tournament.specs):
             import torch
 
             # One thread per process: the same arithmetic (so the same argmax) in every worker, and no oversubscription.

@@ -356,6 +356,8 @@ class PolicyAgent(BaseAgent):
             obs = self._features.batch(obs)
         if obs.ndim != 2 or obs.shape[1] != self.observation_size:
             raise ValueError(f"policy takes observations of size {self.observation_size}, got shape {obs.shape}")
+        if self.deterministic:
+            return self._argmax_batch(obs, masks)
         with torch.no_grad():
             dist = self.policy.get_distribution(torch.as_tensor(obs), action_masks=masks.astype(bool))
             probs = dist.distribution.probs.cpu().numpy().astype(np.float64)
@@ -364,6 +366,21 @@ class PolicyAgent(BaseAgent):
         bad = ~np.isfinite(totals[:, 0]) | (totals[:, 0] <= 0)
         probs[bad] = masks[bad] > 0  # a degenerate network output: uniform legal, as in `probabilities`
         probs /= probs.sum(axis=1, keepdims=True)
-        if self.deterministic:
-            return np.argmax(probs, axis=1)
         return np.asarray([self.rng.choice(row.size, p=row) for row in probs], dtype=np.int64)
+
+    def _argmax_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The most probable legal move of each row, from the actor's logits (no distribution is built: the
+        search bots' rollouts call this every step). A row whose logits are not all finite plays its first legal
+        move, as `probabilities`' uniform fallback would."""
+        import torch
+
+        policy = self.policy
+        with torch.no_grad():
+            features = policy.extract_features(torch.as_tensor(obs), policy.pi_features_extractor)
+            logits = policy.action_net(policy.mlp_extractor.forward_actor(features)).cpu().numpy()
+        legal = masks > 0
+        bad = ~np.isfinite(logits).all(axis=1)
+        choice = np.argmax(np.where(legal, logits, -np.inf), axis=1)
+        if bad.any():
+            choice[bad] = np.argmax(legal[bad], axis=1)
+        return choice.astype(np.int64)
