@@ -47,7 +47,9 @@ class GuidedSearchAgent(SearchAgent):
         "policy_rollouts": Param(bool),
         "policy_opponents": Param(bool),
     }
-    """The spec's parameters (`guided:samples=64:prior=3`) and their bounds."""
+    """The spec's parameters (`guided:samples=64:prior=3`) and their bounds. `network` (not a spec's: code's) is a
+    function of the rules giving the guiding policy as an agent with `probabilities` and `act_batch` (expert
+    iteration passes the network in training); it takes the place of `policy`."""
 
     def __init__(
         self,
@@ -58,6 +60,7 @@ class GuidedSearchAgent(SearchAgent):
         prior: int = DEFAULT_PRIOR,
         policy_rollouts: bool = True,
         policy_opponents: bool = True,
+        network=None,
         **search,
     ):
         checked = check_params(
@@ -73,6 +76,7 @@ class GuidedSearchAgent(SearchAgent):
         self.policy_opponents = checked["policy_opponents"]
         self.policy = checked.get("policy")
         """The guiding policy's zoo name or bundle path (None: `GUIDES`' entry for the table)."""
+        self._network = network
         self._guide = None
         self._rollout_guides: dict[int, object] = {}
         self._probs: np.ndarray | None = None
@@ -84,6 +88,8 @@ class GuidedSearchAgent(SearchAgent):
         from . import zoo
         from .policies import load_policy
 
+        if self._network is not None:
+            return self._network(config)
         name = self.policy
         if name is None:
             name = GUIDES.get(self.num_players)

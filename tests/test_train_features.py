@@ -292,3 +292,83 @@ def test_soft_labels_are_the_teachers_values_through_a_softmax_and_the_fit_follo
     model = MaskablePPO("MlpPolicy", env, policy_kwargs={"net_arch": [32]}, seed=0)
     figures = behaviour_clone(model, data, cfg, seed=0)
     assert figures["soft_labels"] == 3.0 and figures["decisions"] == n
+
+
+def _iteration_config(**pretrain):
+    return RunConfig.from_mapping(
+        {
+            "opponents": ["random"],
+            "env": {"num_players": 2, "hand_sizes": [3, 4]},
+            "algo": {"net_arch": [32]},
+            "pretrain": {
+                "teacher": "greedy",
+                "games": 6,
+                "epochs": 2,
+                "batch_size": 64,
+                "dagger_rounds": 2,
+                "dagger_games": 3,
+                "dagger_teacher": "guided:samples=2",
+                **pretrain,
+            },
+        }
+    )
+
+
+def _model(cfg, seed):
+    from sb3_contrib import MaskablePPO
+
+    return MaskablePPO("MlpPolicy", TrainingEnv(cfg.rules), policy_kwargs={"net_arch": [32]}, seed=seed)
+
+
+def test_expert_iteration_labels_with_search_guided_by_the_learners_own_network():
+    from quiddler_agents.guided import GuidedSearchAgent
+    from quiddler_agents.training.sb3.pretrain import make_teacher
+
+    cfg = _iteration_config()
+    model = _model(cfg, 0)
+    teacher = make_teacher("guided:samples=2", cfg, model)
+    assert isinstance(teacher, GuidedSearchAgent) and teacher.samples == 2
+    assert teacher.guide().policy is model.policy  # the network in training, not a zoo entry
+    assert make_teacher("guided:policy=champion-2p", cfg, model).policy == "champion-2p"
+    assert type(make_teacher("greedy", cfg, model)).__name__ == "GreedyAgent"
+    # Its labels follow the network: a change of weights changes what it plays somewhere.
+    first = collect_demonstrations(cfg, 3, seed=4, teacher=teacher)
+    with __import__("torch").no_grad():
+        for p in model.policy.parameters():
+            p.add_(__import__("torch").randn_like(p) * 2.0)
+    again = collect_demonstrations(cfg, 3, seed=4, teacher=make_teacher("guided:samples=2", cfg, model))
+    assert first.masks[np.arange(len(first.actions)), first.actions].all()
+    assert len(first.actions) != len(again.actions) or not np.array_equal(first.actions, again.actions)
+
+
+@pytest.mark.slow
+def test_a_cut_warm_start_resumes_after_its_last_stage_with_the_same_result(tmp_path):
+    import torch
+
+    from quiddler_agents.training.sb3.pretrain import PretrainStore
+
+    cfg = _iteration_config()
+    whole = _model(cfg, 0)
+    figures = imitate(whole, cfg, seed=0, say=lambda _: None, store=PretrainStore(tmp_path / "whole", whole))
+    assert [r["round"] for r in figures["dagger"]] == [1, 2]
+    assert all(r["teacher"] == "guided:samples=2" for r in figures["dagger"])
+
+    class Cut(Exception):
+        pass
+
+    def cut_at_round_2(line):
+        if line.startswith("DAgger round 2:"):
+            raise Cut
+
+    cut = _model(cfg, 0)
+    with pytest.raises(Cut):
+        imitate(cut, cfg, seed=0, say=cut_at_round_2, store=PretrainStore(tmp_path / "cut", cut))
+    fresh = _model(cfg, 99)  # other initial weights: the store's are loaded
+    lines = []
+    resumed = imitate(fresh, cfg, seed=0, say=lines.append, store=PretrainStore(tmp_path / "cut", fresh))
+    assert lines[0] == "imitation: resuming after DAgger round 1"
+    assert not any(line.startswith("imitation of") for line in lines)  # the first fit was not done again
+    assert [r["round"] for r in resumed["dagger"]] == [1, 2]
+    assert [r["decisions"] for r in resumed["dagger"]] == [r["decisions"] for r in figures["dagger"]]
+    for a, b in zip(whole.policy.state_dict().values(), fresh.policy.state_dict().values(), strict=True):
+        torch.testing.assert_close(a, b)

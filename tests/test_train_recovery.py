@@ -323,3 +323,50 @@ def test_kill_9_at_random_moments_then_resume_and_evaluate(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert final["weights_sha256"] in (out / "results.json").read_text()
+
+
+@pytest.mark.slow
+def test_kill_9_in_the_warm_start_then_resume_after_its_last_stage(tmp_path):
+    """Expert iteration's rounds are saved whole (`pretrain/`): killed during one of those writes or between them,
+    `--resume` goes on after the last finished stage, and the run ends with every round done once."""
+    rng = np.random.default_rng(45)
+    config = _config(
+        tmp_path,
+        pretrain={
+            "teacher": "greedy",
+            "games": 6,
+            "epochs": 2,
+            "batch_size": 64,
+            "dagger_rounds": 3,
+            "dagger_games": 3,
+            "dagger_teacher": "guided:samples=2",
+        },
+        train__total_timesteps=256,
+    )
+    run = tmp_path / "run"
+    progress = run / "pretrain" / "progress.json"
+
+    def stage() -> int:
+        try:
+            return json.loads(progress.read_text())["stage"]
+        except (OSError, ValueError):
+            return -1
+
+    proc = _popen(["--config", str(config), "--run-dir", str(run)])
+    # 1: inside the write of a stage after the first (its staging folder is there); 2: between stages.
+    staging = _new_staging(run, ".pretrain.")
+    assert _kill_when(proc, lambda: stage() >= 0 and staging(), rng)
+    done = stage()
+    assert done >= 0 and not checkpoints(run)  # killed in the warm start: only its progress is there
+    proc = _popen(["--resume", str(run)])
+    assert _kill_when(proc, lambda: stage() > done, rng)
+    proc = _popen(["--resume", str(run)])
+    proc.wait(timeout=300)
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.returncode == 0, err[-3000:]
+    figures = json.loads((run / "pretrain.json").read_text())
+    assert [r["round"] for r in figures["dagger"]] == [1, 2, 3]
+    assert all(r["teacher"] == "guided:samples=2" for r in figures["dagger"])
+    assert [s for s, _ in checkpoints(run)][0] == 256
+    _check_bundle(run / "final")

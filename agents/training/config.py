@@ -16,7 +16,7 @@ every default:
 | `algo` | MaskablePPO hyperparameters (`PPOConfig`) |
 | `train` | `total_timesteps`, `n_envs`, `vec_env` (`auto`, `dummy`, `subproc`, or `batched`: every game in the batched engine, sb3 only), `checkpoint_every`, `keep_checkpoints`, `progress_bar`, `torch_threads`, `log_interval` |
 | `eval` | periodic evaluation: `every`, `games`, `opponents` (each a spec, which fills every other seat, or a list of one spec per other seat: a mixed table), `deterministic`, `seed`, `at_start` |
-| `pretrain` | imitation warm start before PPO: `teacher` (an agent spec, or null: none), `games`, `epochs`, `batch_size`, `learning_rate`, `value_coef`, then `dagger_rounds` rounds of `dagger_games` games in which the learner plays and the teacher labels its decisions (DAgger); `soft_labels` (a temperature: fit to the teacher's values, not its moves) |
+| `pretrain` | imitation warm start before PPO: `teacher` (an agent spec, or null: none), `games`, `epochs`, `batch_size`, `learning_rate`, `value_coef`, then `dagger_rounds` rounds of `dagger_games` games in which the learner plays and the teacher (or `dagger_teacher`) labels its decisions (DAgger; `guided` without `policy=` is guided by the learner's network: expert iteration); `soft_labels` (a temperature: fit to the teacher's values, not its moves); `eval_each_round` |
 | the backend's sections | e.g. `ray` and `rllib` for `backend: rllib` (see `quiddler_agents.training.rllib.config`); declared by the backend (`quiddler_agents.training.backends`) |
 
 Files are read with `yaml.safe_load`; nothing is evaluated. An unknown key or a bad
@@ -309,6 +309,11 @@ class PretrainConfig:
     soft_labels: float | None = checked(None, optional(_POSITIVE))
     """A temperature in points: fit the policy to softmax(value / T) over the moves the teacher weighed (a teacher
     that reports its values, `search`), not to its one move; null: its moves."""
+    dagger_teacher: str | None = checked(None, optional(_spec))
+    """The DAgger rounds' labeller (null: `teacher`). `guided` without `policy=` is the search guided by the learner's
+    own network as it stands at each round: expert iteration."""
+    eval_each_round: bool = checked(False, boolean)
+    """Evaluate the learner (`eval.opponents`, `eval.games`) after the first fit and after each DAgger round."""
 
 
 @dataclass(frozen=True)

@@ -140,6 +140,16 @@ def checkpoints(folder: Path) -> list[tuple[int, Path]]:
     return sorted(found, reverse=True)
 
 
+PRETRAIN_DIR = "pretrain"
+"""The warm start's progress (sb3's `PretrainStore`): a run cut during it resumes after its last finished stage."""
+
+
+def pretrain_started(folder: Path) -> bool:
+    """Whether the run's warm start saved progress (a run with no checkpoint may then be resumed)."""
+    files.recover_folder(folder / PRETRAIN_DIR)
+    return (folder / PRETRAIN_DIR / "progress.json").is_file()
+
+
 def read_checkpoint_state(folder: Path) -> dict[str, Any]:
     """A checkpoint's `state.json`, after checking every file it lists against its sha256."""
     try:
@@ -197,6 +207,8 @@ def preflight(cfg: RunConfig) -> None:
     specs += eval_specs(cfg)
     if cfg.pretrain.teacher:
         specs.append(("pretrain.teacher", cfg.pretrain.teacher))
+    if cfg.pretrain.dagger_teacher:
+        specs.append(("pretrain.dagger_teacher", cfg.pretrain.dagger_teacher))
     for key, spec in specs:
         try:
             make(spec, config=rules)
@@ -371,6 +383,18 @@ class RunSession:
         self.say(f"step {step}: eval {figures} ({seconds:.1f} s)")
         return rows
 
+    def evaluate_now(self, trainer: Trainer, label: str) -> list[EvalRow]:
+        """Play the current policy against every `eval.opponents` bot outside the learning curve (the warm start's
+        rounds: `pretrain.eval_each_round`); nothing is written."""
+        t0 = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix=".eval.", suffix=files.TMP_SUFFIX, dir=self.folder) as tmp:
+            bundle = Path(tmp) / "policy"
+            trainer.export_policy(bundle, self.description(0))
+            rows = evaluate_bundle(bundle, self.cfg, 0)
+        figures = ", ".join(f"{r.opponent}: win {r.win_rate:.2f} margin {r.mean_margin:+.1f}" for r in rows)
+        self.say(f"{label}: eval {figures} ({time.perf_counter() - t0:.1f} s)")
+        return rows
+
     def checkpoint(self, trainer: Trainer, step: int) -> Path:
         """`checkpoints/step_<N>/` as one folder: the backend's files, then state.json with their checksums."""
         t0 = time.perf_counter()
@@ -527,12 +551,12 @@ def resume_run(
             raise RunConfigError(f"{config_file}: {exc}") from None
         preflight(cfg)
         candidates = checkpoints(folder)
-        if not candidates:
+        if not candidates and not pretrain_started(folder):
             raise RunFolderError(
                 f"run folder {folder} has no checkpoint to resume from (it stopped before its first one); "
                 f"start it again with: {program('train')} --config {config_file} --run-dir {folder}"
             )
-        newest = candidates[0][0]
+        newest = candidates[0][0] if candidates else 0
         if cfg.train.total_timesteps < newest:
             raise RunConfigError(
                 f"config key 'train.total_timesteps': {cfg.train.total_timesteps} is below the {newest} steps this "

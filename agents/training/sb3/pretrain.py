@@ -20,19 +20,33 @@ values it weighed (`search`'s `last_values`: each candidate's mean rollout resul
 labels a decision with softmax(value / T) over those moves rather than with its one
 move: the student learns how much better a move is, not just which one won a noisy
 comparison (distillation). Decisions it did not weigh keep their one-move label.
+
+Expert iteration (Anthony et al. 2017; AlphaZero's loop): with `pretrain.dagger_teacher: guided` the DAgger
+rounds are labelled by the `guided` search bot guided by the learner's own network as it stands at that round
+(its favourite moves join the candidates and it plays the rollouts), so each round's search is stronger than the
+network it trains, and the network trained on it guides the next round's search. `pretrain.eval_each_round`
+measures the learner after the first fit and after each round (`eval.opponents`, `eval.games`, in pretrain.json).
+
+The warm start is resumable: after the first fit and after each DAgger round its progress (the network's weights,
+every decision gathered, the figures) is written as one folder, `pretrain/` in the run folder, so a run cut during
+it (`train.py --resume`) goes on after its last finished stage with the same deals and labels.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from quiddler_env.core import files
+
 from ...progress import Progress
 from ..config import RunConfig
+from ..run import PRETRAIN_DIR
 from .opponents import make_training_env
 
 _DEMO_STREAM = 0x44454D4F  # "DEMO"
@@ -78,12 +92,14 @@ def collect_demonstrations(
     actor: Actor | None = None,
     stream: int = 0,
     progress: Callable[[int], None] | None = None,
+    teacher: Any = None,
 ) -> Demonstrations:
     """Play `games` games in the learner's seat of the training env; every decision labelled by the teacher.
 
     Without `actor` the teacher plays its own moves; with one, the actor's move is
     played and the teacher's is the label (DAgger). `stream` picks the deals: each
-    DAgger round has its own. `progress(1)` is called after each game.
+    DAgger round has its own. `progress(1)` is called after each game. `teacher`: the labelling agent (default:
+    `pretrain.teacher`'s).
     """
     from ...registry import make
 
@@ -95,7 +111,8 @@ def collect_demonstrations(
         features=cfg.algo.observation_features,
         layout_shaping=cfg.backend_env["layout_shaping"],
     )
-    teacher = make(cfg.pretrain.teacher, config=rules)
+    if teacher is None:
+        teacher = make(cfg.pretrain.teacher, config=rules)
     base = env.observation_space.shape[0] - (env.features.features.size if env.features else 0)
     # Its own stream of the run seed: the demonstration deals differ from the training envs' deals.
     entropy = [seed, _DEMO_STREAM] + ([stream] if stream else [])
@@ -143,6 +160,88 @@ def collect_demonstrations(
     )
 
 
+def make_teacher(spec: str, cfg: RunConfig, model: Any) -> Any:
+    """The agent `spec` names, labelling for the run; `guided` without `policy=` is guided by `model`'s network as
+    it stands (expert iteration)."""
+    from ...guided import GuidedSearchAgent
+    from ...registry import make, parse_spec
+
+    name, _, params = parse_spec(spec)
+    if name != "guided" or "policy" in params:
+        return make(spec, config=cfg.rules)
+    return GuidedSearchAgent(config=cfg.rules, network=learner_network(model, cfg), **params)
+
+
+def learner_network(model: Any, cfg: RunConfig) -> Callable[[Any], Any]:
+    """For `guided`: the rules -> the model's network as a deterministic `PolicyAgent` (its weights live: a later
+    fit moves it)."""
+    from ...policies.sb3 import PolicyAgent
+
+    def network(rules: Any) -> Any:
+        size = int(model.observation_space.shape[0])
+        return PolicyAgent(
+            model.policy, size, deterministic=True, config=rules, features=cfg.algo.observation_features
+        )
+
+    return network
+
+
+@dataclass
+class PretrainProgress:
+    """What the warm start has finished: `stage` 0 is the teacher's games and the first fit, k the DAgger round k."""
+
+    stage: int
+    data: Demonstrations
+    """Every decision gathered so far, in order."""
+    figures: dict[str, Any] = field(default_factory=dict)
+
+
+class PretrainStore:
+    """The warm start's progress in the run folder: `pretrain/` (weights, decisions, figures), replaced whole."""
+
+    _ARRAYS = ("observations", "masks", "actions", "returns")
+
+    def __init__(self, run_folder: str | Path, model: Any) -> None:
+        self.folder = Path(run_folder) / PRETRAIN_DIR
+        self.model = model
+
+    def save(self, progress: PretrainProgress) -> None:
+        """Write the progress and the model's weights as one unit (the older progress or this one, never a mix)."""
+        import torch
+
+        data = progress.data
+        arrays = {k: getattr(data, k) for k in self._ARRAYS}
+        if data.targets is not None:
+            arrays["targets"] = data.targets
+        weights = self.model.policy.state_dict()
+        with files.staged_folder(self.folder) as stage:
+            files.write_atomic(stage / "policy.pt", lambda fh: torch.save(weights, fh))
+            files.write_atomic(stage / "decisions.npz", lambda fh: np.savez_compressed(fh, **arrays))
+            files.write_json(
+                stage / "progress.json",
+                {"stage": progress.stage, "games": data.games, "seconds": data.seconds, "figures": progress.figures},
+            )
+
+    def load(self) -> PretrainProgress | None:
+        """The progress saved, with the model's weights restored; None if there is none."""
+        from ...policies.bundle import load_weights
+
+        files.recover_folder(self.folder)
+        if not (self.folder / "progress.json").is_file():
+            return None
+        meta = files.read_json(self.folder / "progress.json")
+        with np.load(self.folder / "decisions.npz") as npz:
+            arrays = {k: npz[k] for k in npz.files}
+        self.model.policy.load_state_dict(load_weights(self.folder / "policy.pt"), strict=True)
+        data = Demonstrations(
+            **{k: arrays[k] for k in self._ARRAYS},
+            games=int(meta["games"]),
+            seconds=float(meta["seconds"]),
+            targets=arrays.get("targets"),
+        )
+        return PretrainProgress(int(meta["stage"]), data, dict(meta["figures"]))
+
+
 def soft_target(teacher: Any, label: int, size: int, temperature: float) -> np.ndarray:
     """softmax(value / temperature) over the moves the teacher weighed for its last decision; one-hot on `label`
     when it weighed none (or reports no values)."""
@@ -178,44 +277,72 @@ def imitate(
     seed: int,
     say: Callable[[str], None] = print,
     progress: Callable[[str, int, str], Progress] = _silent,
+    store: PretrainStore | None = None,
+    measure: Callable[[str], list[dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     """The whole warm start: the teacher's games, the fit, then the DAgger rounds; returns the figures.
 
     `say` gets a line as each part starts and ends; `progress(label, total, unit)` shows each part's progress
-    (`RunSession.progress`: a bar on a terminal, else a line every tenth).
+    (`RunSession.progress`: a bar on a terminal, else a line every tenth). With a `store` the progress is saved
+    after each stage and a saved one is taken up where it stopped. `measure(label)`, with
+    `pretrain.eval_each_round`, evaluates the learner after each stage (its rows go into the figures).
     """
     p = cfg.pretrain
-    against = ", ".join(o.spec for o in cfg.opponents)
-    say(f"imitation: playing {p.games} games of {p.teacher} against {against}")
-    with progress("imitation", p.games, "game") as bar:
-        parts = [collect_demonstrations(cfg, p.games, seed, progress=bar.update)]
-    say(
-        f"imitation: {p.games} games played in {parts[0].seconds:.1f} s; fitting the network to their "
-        f"{len(parts[0].actions)} decisions ({p.epochs} epochs)"
-    )
-    with progress("imitation fit", p.epochs, "epoch") as bar:
-        figures = behaviour_clone(model, parts[0], cfg, seed, progress=bar.update)
-    say(
-        f"imitation of {p.teacher}: {figures['decisions']} decisions, held-out accuracy "
-        f"{figures['held_out_accuracy']:.3f} (fit in {figures['fit_seconds']:.1f} s)"
-    )
-    rounds = []
-    for k in range(1, p.dagger_rounds + 1):
-        say(f"DAgger round {k}: the learner plays {p.dagger_games} games, {p.teacher} labels its decisions")
+    done = store.load() if store is not None else None
+    if done is None:
+        against = ", ".join(o.spec for o in cfg.opponents)
+        say(f"imitation: playing {p.games} games of {p.teacher} against {against}")
+        with progress("imitation", p.games, "game") as bar:
+            data = collect_demonstrations(
+                cfg, p.games, seed, progress=bar.update, teacher=make_teacher(p.teacher, cfg, model)
+            )
+        say(
+            f"imitation: {p.games} games played in {data.seconds:.1f} s; fitting the network to their "
+            f"{len(data.actions)} decisions ({p.epochs} epochs)"
+        )
+        with progress("imitation fit", p.epochs, "epoch") as bar:
+            figures = behaviour_clone(model, data, cfg, seed, progress=bar.update)
+        say(
+            f"imitation of {p.teacher}: {figures['decisions']} decisions, held-out accuracy "
+            f"{figures['held_out_accuracy']:.3f} (fit in {figures['fit_seconds']:.1f} s)"
+        )
+        if measure is not None and p.eval_each_round:
+            figures["eval"] = measure("after the imitation")
+        done = PretrainProgress(0, data, figures)
+        if store is not None:
+            store.save(done)
+    else:
+        say(f"imitation: resuming after {'the first fit' if done.stage == 0 else f'DAgger round {done.stage}'}")
+    data, figures = done.data, done.figures
+    rounds = list(figures.get("dagger", []))
+    labeller = p.dagger_teacher or p.teacher
+    teacher = make_teacher(labeller, cfg, model) if p.dagger_rounds > done.stage else None
+    for k in range(done.stage + 1, p.dagger_rounds + 1):
+        say(f"DAgger round {k}: the learner plays {p.dagger_games} games, {labeller} labels its decisions")
         with progress(f"DAgger round {k}", p.dagger_games, "game") as bar:
             played = collect_demonstrations(
-                cfg, p.dagger_games, seed, actor=policy_actor(model), stream=k, progress=bar.update
+                cfg,
+                p.dagger_games,
+                seed,
+                actor=policy_actor(model),
+                stream=k,
+                progress=bar.update,
+                teacher=teacher,
             )
-        parts.append(played)
+        data = Demonstrations.concatenate([data, played])
         with progress(f"DAgger round {k} fit", p.epochs, "epoch") as bar:
-            fit = behaviour_clone(model, Demonstrations.concatenate(parts), cfg, seed + k, progress=bar.update)
-        rounds.append({"round": k, "agreement": played.agreement, **fit})
+            fit = behaviour_clone(model, data, cfg, seed + k, progress=bar.update)
+        row = {"round": k, **fit, "teacher": labeller, "agreement": played.agreement}
         say(
-            f"DAgger round {k}: the learner agreed with {p.teacher} on {played.agreement:.3f} of its own "
+            f"DAgger round {k}: the learner agreed with {labeller} on {played.agreement:.3f} of its own "
             f"decisions; refit on {fit['decisions']} decisions, held-out accuracy {fit['held_out_accuracy']:.3f}"
         )
-    if rounds:
-        figures["dagger"] = rounds
+        if measure is not None and p.eval_each_round:
+            row["eval"] = measure(f"after DAgger round {k}")
+        rounds.append(row)
+        figures = {**figures, "dagger": rounds}
+        if store is not None:
+            store.save(PretrainProgress(k, data, figures))
     return figures
 
 

@@ -289,10 +289,19 @@ class SB3Trainer:
 
     def pretrain(self) -> None:
         """The imitation warm start of a new run (`pretrain.teacher`), figures in pretrain.json."""
-        from .pretrain import imitate
+        from .pretrain import PretrainStore, imitate
 
-        figures = imitate(self.model, self.cfg, self.cfg.seed, say=self.session.say, progress=self.session.progress)
-        files.write_json(self.session.folder / "pretrain.json", figures)
+        session = self.session
+        figures = imitate(
+            self.model,
+            self.cfg,
+            self.cfg.seed,
+            say=session.say,
+            progress=session.progress,
+            store=PretrainStore(session.folder, self.model),
+            measure=lambda label: [r.as_dict() for r in session.evaluate_now(self, label)],
+        )
+        files.write_json(session.folder / "pretrain.json", figures)
 
     def snapshot(self, step: int) -> None:
         """A frozen copy of the learner joins the league pool when its step has come."""
