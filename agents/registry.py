@@ -18,6 +18,7 @@ from quiddler_env.core.config import QuiddlerConfig
 from . import params
 from .base import BaseAgent, table_rules
 from .expert import DEFAULT_SAMPLES, ExpertAgent
+from .guided import DEFAULT_SAMPLES as GUIDED_SAMPLES
 from .guided import GuidedSearchAgent
 from .human import HumanAgent
 from .ismcts import DEFAULT_SIMULATIONS as ISMCTS_SIMULATIONS
@@ -81,8 +82,8 @@ REGISTRY: dict[str, AgentSpec] = {
         {
             **GuidedSearchAgent.PARAMS,
         },
-        "search guided by a trained policy: its favourite moves join the candidates and it plays the bot's seat "
-        "in the rollouts (policy: the zoo's entry for the table)",
+        f"search guided by a trained policy: its favourite moves join the candidates and it plays the rollouts "
+        f"(samples={GUIDED_SAMPLES}; policy: the zoo's entry for the table)",
         GuidedSearchAgent,
     ),
     "openspiel-ismcts": AgentSpec(

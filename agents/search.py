@@ -22,7 +22,7 @@ greedy bots challenge as greedy does, and the referee judges: so a bluffing go-o
 each rollout seat likewise finds and lays only its own words (within the referee's list).
 
 `ms` caps the time of one decision: determinizations are played in chunks of
-`CHUNK` until `samples` are done or `ms` milliseconds have passed (at least one chunk).
+`chunk` (8) until `samples` are done or `ms` milliseconds have passed (at least one chunk).
 With `ms=0` (the default) every decision plays all `samples`, so the same seed gives
 the same decisions on any machine; with a time cap it depends on the machine's speed.
 The bot reads only its observation; its generator is its own.
@@ -59,6 +59,8 @@ class SearchAgent(BaseAgent):
     """Determinized rollouts of the round with the compiled greedy bot (see the module docstring)."""
 
     name = "search"
+    chunk = CHUNK
+    """Determinizations a rollout batch call plays (`ms` is checked between calls)."""
 
     PARAMS = {
         "samples": Param(int, 1, MAX_SAMPLES),
@@ -154,7 +156,7 @@ class SearchAgent(BaseAgent):
         done = 0
         start = time.perf_counter()
         while done < self.samples:
-            chunk = min(CHUNK, self.samples - done)
+            chunk = min(self.chunk, self.samples - done)
             rows = np.arange(chunk * C, dtype=np.int64)
             for d in range(chunk):
                 game = self._determinize(seat, turns, batch)
@@ -190,7 +192,7 @@ class SearchAgent(BaseAgent):
                 n, cfg = self.num_players, self.config
                 seats = tuple(cfg.seat_vocabulary((self.seat + k) % n) for k in range(n))
                 rules, solver = dataclasses.replace(rules, vocabularies=seats), None
-            batch = self._batches[key] = BatchGame(rules, CHUNK * MAX_CANDIDATES, solver=solver)
+            batch = self._batches[key] = BatchGame(rules, self.chunk * MAX_CANDIDATES, solver=solver)
         return batch
 
     def _greedy_seats(self, batch: BatchGame) -> np.ndarray:
