@@ -3,7 +3,7 @@
     python benchmarks/bench_guided.py [--spec guided] [--opponent search] [--games 40] [--seed 4242]
                                       [--out results/bench_guided.json]
 
-Plays `--games` games (whole deals, seats swapped) of `--spec` against `--opponent` through
+Plays `--games` games (whole deals, seats rotated) of `--spec` against copies of `--opponent` through
 `evaluate.py`'s own game loop, timing every decision of the candidate (wall clock, one process, torch on
 one thread as in `evaluate.py`'s workers). Prints the median, p90 and p99 decision times and the games'
 win rate with its Wilson interval; asserts nothing. The target (issue 45): a median decision of at
@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spec", default="guided", help="the candidate's agent spec")
     parser.add_argument("--opponent", default="search")
-    parser.add_argument("--players", type=int, default=2)
+    parser.add_argument("--players", type=int, default=2, help="the table size: copies of --opponent fill it")
     parser.add_argument("--games", type=int, default=40)
     parser.add_argument("--seed", type=int, default=4242)
     parser.add_argument("--out", type=Path, default=None, help="also write the figures to this JSON file")
@@ -45,7 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     rules = QuiddlerConfig(num_players=args.players)
     candidate = quiddler_agents.make(args.spec, config=rules)
-    opponent = quiddler_agents.make(args.opponent, config=rules)
+    specs = (args.spec, *[args.opponent] * (args.players - 1))  # copies of the opponent fill the other seats
+    players = [candidate, *(quiddler_agents.make(args.opponent, config=rules) for _ in specs[1:])]
     times: list[float] = []
     act = candidate.act
 
@@ -57,12 +58,12 @@ def main(argv: list[str] | None = None) -> int:
 
     candidate.act = timed
     # The first decision loads the policy and compiles nothing new: warm it up outside the figures.
-    warm = Tournament((args.spec, args.opponent), games=args.players, seed=args.seed + 1, rules=rules)
-    play_all(warm, [candidate, opponent])
+    warm = Tournament(specs, games=args.players, seed=args.seed + 1, rules=rules)
+    play_all(warm, players)
     times.clear()
-    tournament = Tournament((args.spec, args.opponent), games=args.games, seed=args.seed, rules=rules)
+    tournament = Tournament(specs, games=args.games, seed=args.seed, rules=rules)
     t0 = time.perf_counter()
-    figures = seat_figures(play_all(tournament, [candidate, opponent]), 0)
+    figures = seat_figures(play_all(tournament, players), 0)
     wall = time.perf_counter() - t0
     ms = np.asarray(times) * 1000
     wins = wilson_interval(figures["wins"], figures["games"])

@@ -115,3 +115,12 @@ def test_specs_and_errors():
     with pytest.raises(ValueError, match="no policy for a table of 3") as err:
         GuidedSearchAgent(0, three).act(obs, mask)
     assert "\n" not in str(err.value)
+
+
+def test_at_four_players_the_4_player_policy_guides_it():
+    rules = QuiddlerConfig(num_players=4, hand_sizes=(3, 4))
+    bot = quiddler_agents.make("guided:samples=2", config=rules)
+    players = [bot, *(quiddler_agents.make("greedy", config=rules) for _ in range(3))]
+    record = quiddler_agents.play_game(players, seed=2, config=rules)
+    assert len(record.totals) == 4
+    assert bot.guide().num_players == 4 and bot._rollout_guides  # the 4-player entry guided its rollouts
