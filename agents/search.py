@@ -25,7 +25,10 @@ each rollout seat likewise finds and lays only its own words (within the referee
 `chunk` (8) until `samples` are done or `ms` milliseconds have passed (at least one chunk).
 With `ms=0` (the default) every decision plays all `samples`, so the same seed gives
 the same decisions on any machine; with a time cap it depends on the machine's speed.
-The bot reads only its observation; its generator is its own.
+With `reads=true` the determinizations are weighed by what the neighbours' last moves say of their hands
+(`quiddler_agents.reads`: a deal in which the next seat would have gained by taking this bot's discard, or the
+previous seat threw away a card it needed, counts less). The bot reads only its observation; its generator is
+its own.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from quiddler_env.core.observation import observation_layout
 from .base import CHALLENGE, DRAW, LAY, BaseAgent, SeatView, Weighing, check_level, legal_list
 from .expert import ExpertAgent
 from .params import LEVEL_PARAM, MAX_MS, MAX_SAMPLES, MAX_TOP, Param, check_params
+from .reads import Evidence, Reads, deal_weight
 
 DEFAULT_SAMPLES = 32
 CHUNK = 8
@@ -67,6 +71,7 @@ class SearchAgent(BaseAgent):
         "ms": Param(float, 0, MAX_MS, "0: no time cap"),
         "top": Param(int, 1, MAX_TOP),
         "level": LEVEL_PARAM,
+        "reads": Param(bool),
     }
     """The spec's parameters (`search:samples=64:ms=50`) and their bounds."""
 
@@ -79,12 +84,17 @@ class SearchAgent(BaseAgent):
         samples: int = DEFAULT_SAMPLES,
         ms: float = 0.0,
         top: int = 4,
+        reads: bool = False,
     ):
-        checked = check_params(self.name, self.PARAMS, samples=samples, ms=ms, top=top)
+        checked = check_params(self.name, self.PARAMS, samples=samples, ms=ms, top=top, reads=reads)
         level = check_level(self.name, level, config)  # before its expert checks it under its own name
         self.samples = checked["samples"]
         self.ms = checked["ms"]
         self.top = checked["top"]
+        self.reads = checked["reads"]
+        """Weigh the determinizations by what the neighbours' last moves say of their hands (`quiddler_agents.reads`)."""
+        self._reads = Reads()
+        self._evidence = Evidence()
         self.last_samples = 0
         """Determinizations the last `rollout_values` played (fewer than `samples` when `ms` cut it short)."""
         self.last_values: tuple[list[int], np.ndarray] | None = None
@@ -96,6 +106,8 @@ class SearchAgent(BaseAgent):
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
+        if hasattr(self, "_reads"):
+            self._reads.reset()
         expert = getattr(self, "_expert", None)
         if expert is not None:  # its own stream, derived from the same seed
             expert.reset(None if seed is None else [int(seed), 1])
@@ -123,12 +135,16 @@ class SearchAgent(BaseAgent):
         if seat.phase in (LAY, CHALLENGE) or seat.final_turn:
             self._expert.num_players = self.num_players
             return self._expert.weigh(obs, mask)
+        if self.reads:
+            self._evidence = self._reads.see(seat)
         candidates = self._candidates(seat, legal)
         weighed = candidates + [a for a in dict.fromkeys(extra) if a not in candidates]
         if len(weighed) == 1:
             return Weighing(candidates, None, candidates[0], "only")
         values = self.rollout_values(seat, obs, weighed)
         choice = candidates[int(np.argmax(values[: len(candidates)]))]
+        if self.reads:
+            self._reads.played(seat, choice)
         if len(candidates) > 1:
             self.last_values = (candidates, values[: len(candidates)])
         return Weighing(weighed, values, choice, "rollouts", self.last_samples)
@@ -148,11 +164,14 @@ class SearchAgent(BaseAgent):
 
     def rollout_values(self, seat: SeatView, obs: np.ndarray, candidates: list[int]) -> np.ndarray:
         """Each candidate's mean over determinizations of (own round score - the opponents' mean) after the
-        round is played out by greedy in every seat."""
+        round is played out by greedy in every seat; with `reads`, the mean weighted by each determinization's
+        `reads.deal_weight`."""
         batch = self._batch(seat.hand_size)
         C = len(candidates)
         turns = self._turns(obs)
         totals = np.zeros(C)
+        weights = np.ones(self.chunk)
+        weight_sum = 0.0
         done = 0
         start = time.perf_counter()
         while done < self.samples:
@@ -160,6 +179,8 @@ class SearchAgent(BaseAgent):
             rows = np.arange(chunk * C, dtype=np.int64)
             for d in range(chunk):
                 game = self._determinize(seat, turns, batch)
+                if self.reads:
+                    weights[d] = deal_weight(self._evidence, game.hands, self.solver)
                 seed = int(self.rng.integers(2**63))
                 for c in range(C):
                     batch.load(d * C + c, game, seed=seed)
@@ -167,12 +188,13 @@ class SearchAgent(BaseAgent):
             self._play_out(batch, rows)
             scores = batch.totals[rows].astype(np.float64) - np.asarray(seat.totals, dtype=np.float64)
             relative = scores[:, 0] - scores[:, 1:].mean(axis=1)
-            totals += relative.reshape(chunk, C).sum(axis=0)
+            totals += (relative.reshape(chunk, C) * weights[:chunk, None]).sum(axis=0)
+            weight_sum += weights[:chunk].sum()
             done += chunk
             if self.ms and (time.perf_counter() - start) * 1000 >= self.ms:
                 break
         self.last_samples = done
-        return totals / done
+        return totals / weight_sum
 
     def _play_out(self, batch: BatchGame, rows: np.ndarray) -> None:
         """Play the rows' rounds to their end: greedy in every seat."""
