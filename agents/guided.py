@@ -37,6 +37,14 @@ GUIDES = {2: "champion-2p", 4: "table-4p"}
 """The zoo entry that guides the bot by default, by table size (each was trained at that table)."""
 
 
+def guided_by_learner(spec: str) -> bool:
+    """Whether `spec` is `guided` with no `policy=`: in a run's warm start, the search guided by the learner."""
+    from .registry import parse_spec
+
+    name, _, params = parse_spec(spec)
+    return name == "guided" and "policy" not in params
+
+
 class GuidedSearchAgent(SearchAgent):
     """`search` with a trained policy choosing candidates and playing the rollouts (see the module docstring)."""
 
@@ -87,6 +95,8 @@ class GuidedSearchAgent(SearchAgent):
         self._rollout_guides: dict[int, object] = {}
         self._probs: np.ndarray | None = None
         super().__init__(seed, config, samples=samples, **search)
+        if config is not None and (self.prior or self.policy_rollouts):
+            self.guide()  # a missing policy, or one for another table, is refused here, before any game starts
 
     # -- the policy --------------------------------------------------------------------
 
@@ -96,17 +106,22 @@ class GuidedSearchAgent(SearchAgent):
 
         if self._network is not None:
             return self._network(config)
-        name = self.policy
-        if name is None:
-            name = GUIDES.get(self.num_players)
-            if name is None:
-                tables = ", ".join(str(n) for n in GUIDES)
-                raise ValueError(
-                    f"guided: the zoo has no policy for a table of {self.num_players} (it has {tables} players); "
-                    "name one trained at this table with policy=PATH"
-                )
+        name = self._guide_name()
         path = zoo.entry_path(name) if name in zoo.entries() else name
         return load_policy(path, deterministic=True, config=config)
+
+    def _guide_name(self) -> str | None:
+        """The guiding policy's zoo name or path (None with a `network`); a ValueError at a table with none."""
+        if self._network is not None or self.policy is not None:
+            return self.policy
+        name = GUIDES.get(self.num_players)
+        if name is None:
+            tables = ", ".join(str(n) for n in GUIDES)
+            raise ValueError(
+                f"guided: the zoo has no policy for a table of {self.num_players} (it has {tables} players); "
+                "name one trained at this table with policy=PATH"
+            )
+        return name
 
     def guide(self):
         """The guiding policy, playing by this bot's rules (loaded at the first decision that needs it)."""

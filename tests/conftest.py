@@ -34,3 +34,15 @@ def _processes_only_in_slow_tests(request, monkeypatch):
         monkeypatch.setattr(multiprocessing.context.ForkServerProcess, "_Popen", staticmethod(_refuse))
         monkeypatch.setattr(multiprocessing.context.ForkProcess, "_Popen", staticmethod(_refuse))
     yield
+
+
+@pytest.fixture
+def one_torch_thread():
+    """torch on one thread for the test, as `evaluate.py`'s workers and the trainers run it: a small network's
+    forward passes on a busy machine only contend for threads (milliseconds each instead of microseconds)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

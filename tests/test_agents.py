@@ -395,7 +395,7 @@ def test_registry_builds_every_kind():
         ("search:samples=0", "search: samples must be a positive integer"),
         ("search:ms=-1", "search: ms must be a number >= 0"),
         ("search:top=0", "search: top must be a positive integer"),
-        ("search:budget=3", "unknown parameter 'budget' for search; known: samples, ms, top, level"),
+        ("search:budget=3", "unknown parameter 'budget' for search; known: samples, ms, top, level, reads"),
         ("policy:", "policy needs a path"),
         ("policy:x:deterministic=maybe", "not a valid bool"),
         ("", "non-empty string"),

@@ -14,7 +14,10 @@ from quiddler_env.core.config import QuiddlerConfig
 
 from .test_agents import random_states
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # the zoo's bundles were made for env version 4
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::UserWarning"),  # the zoo's bundles were made for env version 4
+    pytest.mark.usefixtures("one_torch_thread"),
+]
 
 RULES = QuiddlerConfig(num_players=2)
 
@@ -111,10 +114,12 @@ def test_specs_and_errors():
     with pytest.raises(ValueError, match="policy bundle no-such-entry does not exist"):
         GuidedSearchAgent(0, RULES, policy="no-such-entry").guide()
     three = QuiddlerConfig(num_players=3)
-    obs, mask = next((o, m) for _, o, m in random_states(three, seed=1, count=50) if m.sum() > 1)
     with pytest.raises(ValueError, match="no policy for a table of 3") as err:
-        GuidedSearchAgent(0, three).act(obs, mask)
+        quiddler_agents.make("guided", config=three)  # refused before any game starts
     assert "\n" not in str(err.value)
+    obs, mask = next((o, m) for _, o, m in random_states(three, seed=1, count=50) if m.sum() > 1)
+    with pytest.raises(ValueError, match="no policy for a table of 3"):
+        GuidedSearchAgent(0).act(obs, mask)  # the table read from the first observation
 
 
 def test_at_four_players_the_4_player_policy_guides_it():
@@ -124,3 +129,22 @@ def test_at_four_players_the_4_player_policy_guides_it():
     record = quiddler_agents.play_game(players, seed=2, config=rules)
     assert len(record.totals) == 4
     assert bot.guide().num_players == 4 and bot._rollout_guides  # the 4-player entry guided its rollouts
+
+
+def test_a_run_checks_a_guided_teacher_as_its_warm_start_plays_it():
+    """In a warm start `guided` without `policy=` is guided by the learner: a 3-player run may name it, while a
+    policy it names must load."""
+    from quiddler_agents.training.checks import RunConfigError
+    from quiddler_agents.training.config import RunConfig
+    from quiddler_agents.training.run import preflight
+
+    def run(**pretrain):
+        return RunConfig.from_mapping(
+            {"env": {"num_players": 3}, "opponents": ["greedy"], "pretrain": {"teacher": "greedy", **pretrain}}
+        )
+
+    preflight(run(dagger_teacher="guided:samples=8", dagger_rounds=1))
+    with pytest.raises(RunConfigError, match="pretrain.dagger_teacher.*does not exist"):
+        preflight(run(dagger_teacher="guided:policy=runs/nothing-here", dagger_rounds=1))
+    with pytest.raises(RunConfigError, match="'opponents\\[0\\].spec'.*no policy for a table of 3"):
+        preflight(RunConfig.from_mapping({"env": {"num_players": 3}, "opponents": ["guided"]}))

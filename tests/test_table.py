@@ -233,7 +233,7 @@ def test_the_form_gets_the_offered_seats_plain_rule_labels_and_whole_errors(tmp_
         from quiddler_env.core.levels import LEVELS
 
         assert offered["levels"] == [{"number": lv.number, "name": lv.name, "words": lv.words} for lv in LEVELS]
-        assert offered["leveled"] == ["greedy", "expert", "search"]
+        assert offered["leveled"] == ["greedy", "expert", "search", "guided"]
         rules = {r["name"]: r for r in _call(f"{base}/api/rules")[1]["rules"]}
         assert rules["min_word_cards"]["label"] == "Fewest cards in a word"
         assert all(r["label"] and "_" not in r["label"] for r in rules.values())
@@ -245,7 +245,7 @@ def test_the_form_gets_the_offered_seats_plain_rule_labels_and_whole_errors(tmp_
         assert "zoo:champion-2p" in data["error"] and data["error"].endswith("policy:PATH")
         # A bad parameter of a known agent: its reason whole too.
         status, data = _call(f"{base}/api/new", {"seats": ["human", "search:n=3"]})
-        assert status == 400 and data["error"].endswith("known: samples, ms, top, level")
+        assert status == 400 and data["error"].endswith("known: samples, ms, top, level, reads")
     finally:
         server.shutdown()
         server.server_close()

@@ -298,15 +298,15 @@ def _iteration_config(**pretrain):
     return RunConfig.from_mapping(
         {
             "opponents": ["random"],
-            "env": {"num_players": 2, "hand_sizes": [3, 4]},
+            "env": {"num_players": 2, "hand_sizes": [3]},
             "algo": {"net_arch": [32]},
             "pretrain": {
                 "teacher": "greedy",
-                "games": 6,
+                "games": 4,
                 "epochs": 2,
                 "batch_size": 64,
                 "dagger_rounds": 2,
-                "dagger_games": 3,
+                "dagger_games": 2,
                 "dagger_teacher": "guided:samples=2",
                 **pretrain,
             },
@@ -320,6 +320,7 @@ def _model(cfg, seed):
     return MaskablePPO("MlpPolicy", TrainingEnv(cfg.rules), policy_kwargs={"net_arch": [32]}, seed=seed)
 
 
+@pytest.mark.usefixtures("one_torch_thread")
 def test_expert_iteration_labels_with_search_guided_by_the_learners_own_network():
     from quiddler_agents.guided import GuidedSearchAgent
     from quiddler_agents.training.sb3.pretrain import make_teacher
@@ -332,16 +333,17 @@ def test_expert_iteration_labels_with_search_guided_by_the_learners_own_network(
     assert make_teacher("guided:policy=champion-2p", cfg, model).policy == "champion-2p"
     assert type(make_teacher("greedy", cfg, model)).__name__ == "GreedyAgent"
     # Its labels follow the network: a change of weights changes what it plays somewhere.
-    first = collect_demonstrations(cfg, 3, seed=4, teacher=teacher)
+    first = collect_demonstrations(cfg, 4, seed=4, teacher=teacher)
     with __import__("torch").no_grad():
         for p in model.policy.parameters():
             p.add_(__import__("torch").randn_like(p) * 2.0)
-    again = collect_demonstrations(cfg, 3, seed=4, teacher=make_teacher("guided:samples=2", cfg, model))
+    again = collect_demonstrations(cfg, 4, seed=4, teacher=make_teacher("guided:samples=2", cfg, model))
     assert first.masks[np.arange(len(first.actions)), first.actions].all()
     assert len(first.actions) != len(again.actions) or not np.array_equal(first.actions, again.actions)
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("one_torch_thread")
 def test_a_cut_warm_start_resumes_after_its_last_stage_with_the_same_result(tmp_path):
     import torch
 

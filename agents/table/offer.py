@@ -46,7 +46,7 @@ class Offer:
         return [{"number": lv.number, "name": lv.name, "words": lv.words} for lv in LEVELS]
 
     def leveled(self) -> list[str]:
-        """The offered bots that take a `level` (the registry's parameters): `greedy`, `expert`, `search`."""
+        """The offered bots that take a `level` (the registry's parameters): `greedy`, `expert`, `search`, `guided`."""
         return [name for name in self.agents() if name in REGISTRY and "level" in REGISTRY[name].params]
 
     def about(self) -> dict[str, str]:

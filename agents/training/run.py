@@ -193,6 +193,7 @@ def bundle_step(folder: Path) -> int | None:
 def preflight(cfg: RunConfig) -> None:
     """What would fail later, checked before a run folder is made: the word lists (the referee's and, with
     challenges, each seat's), every agent the run plays."""
+    from ..guided import guided_by_learner
     from ..registry import make
 
     backend = BACKENDS.get(cfg.backend)
@@ -211,6 +212,8 @@ def preflight(cfg: RunConfig) -> None:
         specs.append(("pretrain.dagger_teacher", cfg.pretrain.dagger_teacher))
     for key, spec in specs:
         try:
+            if key.startswith("pretrain.") and guided_by_learner(spec):
+                continue  # guided by the network in training: nothing to load (its parameters were checked)
             make(spec, config=rules)
         except (OSError, ValueError) as exc:
             raise RunConfigError(f"config key {key!r}: {exc}") from None

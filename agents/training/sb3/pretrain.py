@@ -163,12 +163,12 @@ def collect_demonstrations(
 def make_teacher(spec: str, cfg: RunConfig, model: Any) -> Any:
     """The agent `spec` names, labelling for the run; `guided` without `policy=` is guided by `model`'s network as
     it stands (expert iteration)."""
-    from ...guided import GuidedSearchAgent
+    from ...guided import GuidedSearchAgent, guided_by_learner
     from ...registry import make, parse_spec
 
-    name, _, params = parse_spec(spec)
-    if name != "guided" or "policy" in params:
+    if not guided_by_learner(spec):
         return make(spec, config=cfg.rules)
+    _, _, params = parse_spec(spec)
     return GuidedSearchAgent(config=cfg.rules, network=learner_network(model, cfg), **params)
 
 
