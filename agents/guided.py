@@ -37,14 +37,6 @@ GUIDES = {2: "champion-2p", 4: "table-4p"}
 """The zoo entry that guides the bot by default, by table size (each was trained at that table)."""
 
 
-def guided_by_learner(spec: str) -> bool:
-    """Whether `spec` is `guided` with no `policy=`: in a run's warm start, the search guided by the learner."""
-    from .registry import parse_spec
-
-    name, _, params = parse_spec(spec)
-    return name == "guided" and "policy" not in params
-
-
 class GuidedSearchAgent(SearchAgent):
     """`search` with a trained policy choosing candidates and playing the rollouts (see the module docstring)."""
 

@@ -97,4 +97,3 @@ def contradictions(evidence: Evidence, hands: Sequence[Sequence[int]], solver: H
 def deal_weight(evidence: Evidence, hands: Sequence[Sequence[int]], solver: HandSolver) -> float:
     """The weight of a determinization: `READ_WEIGHT` to the power of its contradictions."""
     return float(READ_WEIGHT ** contradictions(evidence, hands, solver))
-

@@ -14,7 +14,6 @@ from this script's few.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path

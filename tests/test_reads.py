@@ -112,10 +112,12 @@ def test_the_first_movers_first_top_is_nobodys_discard():
 def test_weights_make_a_weighted_mean_of_the_deals(monkeypatch):
     """With every weight 1 the values are search's plain means; with weight on the first deal only, they are the
     values of that one deal (the same deal the one-sample bot plays first, from the same seed)."""
-    for _, obs, mask in random_states(RULES, seed=8, count=200):
-        seat = SeatView.decode(obs, 2)
-        if seat.phase == "discard" and not seat.final_turn:
-            break
+    obs, mask = next(
+        (o, m)
+        for _, o, m in random_states(RULES, seed=8, count=200)
+        if SeatView.decode(o, 2).phase == "discard" and not SeatView.decode(o, 2).final_turn
+    )
+    seat = SeatView.decode(obs, 2)
     candidates = SearchAgent(0, RULES)._candidates(seat, [int(a) for a in np.flatnonzero(mask)])
     plain = SearchAgent(5, RULES, samples=8).rollout_values(seat, obs, candidates)
     monkeypatch.setattr("quiddler_agents.search.deal_weight", lambda *_: 1.0)

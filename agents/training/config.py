@@ -162,6 +162,15 @@ def _spec(key: str, v: Any) -> str:
     return v
 
 
+def guided_by_learner(spec: str) -> bool:
+    """Whether `spec` is `guided` with no `policy=`: in a run's warm start, the search guided by the learner's own
+    network (expert iteration), so there is no policy to load before the run."""
+    from ..registry import parse_spec
+
+    name, _, params = parse_spec(spec)
+    return name == "guided" and "policy" not in params
+
+
 def _specs(key: str, v: Any) -> tuple[str, ...]:
     if isinstance(v, str) or not isinstance(v, Sequence) or not v:
         raise bad(key, v, "a non-empty list of agent specs, e.g. [random, greedy]")

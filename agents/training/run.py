@@ -50,7 +50,7 @@ from ..progress import Progress, write
 from ..provenance import now_iso
 from .backends import BACKENDS, backend_part
 from .checks import RunConfigError
-from .config import RunConfig, apply_overrides, dump_yaml, eval_specs, eval_tables, read_yaml
+from .config import RunConfig, apply_overrides, dump_yaml, eval_specs, eval_tables, guided_by_learner, read_yaml
 from .evaluation import EvalRow, best_score, evaluate_bundle
 from .runfiles import CsvTable, plot_learning_curve, run_metadata
 
@@ -193,7 +193,6 @@ def bundle_step(folder: Path) -> int | None:
 def preflight(cfg: RunConfig) -> None:
     """What would fail later, checked before a run folder is made: the word lists (the referee's and, with
     challenges, each seat's), every agent the run plays."""
-    from ..guided import guided_by_learner
     from ..registry import make
 
     backend = BACKENDS.get(cfg.backend)

@@ -45,7 +45,7 @@ import numpy as np
 from quiddler_env.core import files
 
 from ...progress import Progress
-from ..config import RunConfig
+from ..config import RunConfig, guided_by_learner
 from ..run import PRETRAIN_DIR
 from .opponents import make_training_env
 
@@ -163,7 +163,7 @@ def collect_demonstrations(
 def make_teacher(spec: str, cfg: RunConfig, model: Any) -> Any:
     """The agent `spec` names, labelling for the run; `guided` without `policy=` is guided by `model`'s network as
     it stands (expert iteration)."""
-    from ...guided import GuidedSearchAgent, guided_by_learner
+    from ...guided import GuidedSearchAgent
     from ...registry import make, parse_spec
 
     if not guided_by_learner(spec):
@@ -179,9 +179,7 @@ def learner_network(model: Any, cfg: RunConfig) -> Callable[[Any], Any]:
 
     def network(rules: Any) -> Any:
         size = int(model.observation_space.shape[0])
-        return PolicyAgent(
-            model.policy, size, deterministic=True, config=rules, features=cfg.algo.observation_features
-        )
+        return PolicyAgent(model.policy, size, deterministic=True, config=rules, features=cfg.algo.observation_features)
 
     return network
 
