@@ -369,4 +369,5 @@ def test_kill_9_in_the_warm_start_then_resume_after_its_last_stage(tmp_path):
     assert [r["round"] for r in figures["dagger"]] == [1, 2, 3]
     assert all(r["teacher"] == "guided:samples=2" for r in figures["dagger"])
     assert [s for s, _ in checkpoints(run)][0] == 256
+    assert not (run / "pretrain").exists()  # the first checkpoint made the warm start's progress unneeded
     _check_bundle(run / "final")

@@ -141,7 +141,8 @@ def checkpoints(folder: Path) -> list[tuple[int, Path]]:
 
 
 PRETRAIN_DIR = "pretrain"
-"""The warm start's progress (sb3's `PretrainStore`): a run cut during it resumes after its last finished stage."""
+"""The warm start's progress (sb3's `PretrainStore`): a run cut during it resumes after its last finished stage.
+Removed at the first checkpoint, which holds the warmed-up network."""
 
 
 def pretrain_started(folder: Path) -> bool:
@@ -408,6 +409,8 @@ class RunSession:
         self.last_checkpoint = step
         for _, old in checkpoints(self.folder)[self.cfg.train.keep_checkpoints :]:
             shutil.rmtree(old, ignore_errors=True)
+        # A checkpoint holds the warmed-up network now: the warm start's progress (its decisions) is not needed.
+        shutil.rmtree(self.folder / PRETRAIN_DIR, ignore_errors=True)
         self.checkpoint_seconds += time.perf_counter() - t0
         return root / checkpoint_name(step)
 
