@@ -3,13 +3,14 @@
 Everything `search` does (see `quiddler_agents.search`), with a trained policy (a zoo entry or a
 bundle trained at the bot's table) in three places:
 
-- **rollouts**: after each candidate move the round is played out with the policy in the bot's own
-  seat (and, with `policy_opponents=true`, in every seat; greedy plays the others), all determinizations
-  and candidates as rows of one `BatchGame`, one forward pass a step for all the rows it moves
+- **rollouts**: after each candidate move the round is played out by the policy in every seat (with
+  `policy_opponents=false`, in the bot's own seat only, greedy in the others), all determinizations and
+  candidates as rows of one `BatchGame`, one forward pass a step for all the rows it moves
   (`PolicyAgent.act_batch`: its most probable legal move);
 - **candidates**: beside `search`'s (both draws; every go-out and the `top` discards that keep the best
   layout now), the policy's `prior` most probable moves;
-- **ties**: candidates are weighed in the policy's order, so equal rollout values go to its favourite.
+- **ties**: with `prior` > 0 the candidates are weighed in the policy's order, so equal rollout values go
+  to its favourite.
 
 With `policy_rollouts=false` the rollouts are `search`'s (greedy in every seat); with that and `prior=0`
 the bot is `search`, decision for decision. Final turns, lay decisions and challenges are the expert's,
@@ -70,7 +71,7 @@ class GuidedSearchAgent(SearchAgent):
         **search,
     ):
         checked = check_params(
-            "guided",
+            self.name,
             self.PARAMS,
             prior=prior,
             policy_rollouts=policy_rollouts,
@@ -116,7 +117,8 @@ class GuidedSearchAgent(SearchAgent):
         return name
 
     def guide(self):
-        """The guiding policy, playing by this bot's rules (loaded at the first decision that needs it)."""
+        """The guiding policy, playing by this bot's rules (loaded once: when the bot is built with rules, else at
+        its first decision)."""
         if self._guide is None:
             self._guide = self._load(self.config)
         return self._guide

@@ -140,6 +140,8 @@ class SearchAgent(BaseAgent):
         candidates = self._candidates(seat, legal)
         weighed = candidates + [a for a in dict.fromkeys(extra) if a not in candidates]
         if len(weighed) == 1:
+            if self.reads:
+                self._reads.played(seat, candidates[0])
             return Weighing(candidates, None, candidates[0], "only")
         values = self.rollout_values(seat, obs, weighed)
         choice = candidates[int(np.argmax(values[: len(candidates)]))]
