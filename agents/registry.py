@@ -196,6 +196,20 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, Any]]:
     return entry.name, path, params
 
 
+NETWORK_AGENTS = ("policy", "zoo", "guided")
+"""The agents that run a trained network at each decision."""
+
+
+def one_torch_thread(specs) -> None:
+    """Run torch on one thread in this process if any of `specs` plays a network: a small network's forward passes
+    only contend for threads (on a busy machine, milliseconds each instead of microseconds), and one thread does
+    the same arithmetic, so the same argmax, in every process."""
+    if any(str(spec).split(":", 1)[0].strip().lower() in NETWORK_AGENTS for spec in specs):
+        import torch
+
+        torch.set_num_threads(1)
+
+
 def bundle_path(spec: str) -> str | None:
     """The policy bundle a `policy:` or `zoo:` spec plays (its path), None for the bots."""
     name, path, _ = parse_spec(spec)

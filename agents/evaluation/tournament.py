@@ -233,12 +233,10 @@ class _Table:
     """A process's players and game engine for one tournament (built once, reused for every game)."""
 
     def __init__(self, tournament: Tournament):
-        self.tournament = tournament
-        if any(spec.split(":", 1)[0].lower() in ("policy", "zoo", "guided") for spec in tournament.specs):
-            import torch
+        from ..registry import one_torch_thread
 
-            # One thread per process: the same arithmetic (so the same argmax) in every worker, and no oversubscription.
-            torch.set_num_threads(1)
+        self.tournament = tournament
+        one_torch_thread(tournament.specs)  # the same arithmetic (so the same argmax) in every worker
         self.players = build_players(tournament)
         self.game = QuiddlerGame(tournament.rules)
 

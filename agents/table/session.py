@@ -31,7 +31,7 @@ from quiddler_env.core.scoring import RoundResult
 from ..arena import seat_solver_of
 from ..evaluation.schedule import agent_seed, deal_cards
 from ..human import move_name
-from ..registry import make
+from ..registry import make, one_torch_thread
 
 RECORD_FORMAT = "quiddler-table-1"
 HUMAN = "human"
@@ -77,6 +77,7 @@ class TableGame:
         self.human = seats.index(HUMAN)
         self.seed = int(seed)
         self.agents: dict[int, Any] = {}
+        one_torch_thread(seats)  # a seat that plays a network answers in milliseconds, not tens of them
         for p, spec in enumerate(seats):
             if p != self.human:
                 agent = make(spec, seed=agent_seed(self.seed, 0, p), config=config)
