@@ -127,7 +127,14 @@ class GuidedSearchAgent(SearchAgent):
         """The guiding policy for a rollout batch's rules (a one-round game: the policy's features read them)."""
         policy = self._rollout_guides.get(id(batch))
         if policy is None:
-            policy = self._rollout_guides[id(batch)] = self._load(batch.config)
+            from .policies.sb3 import PolicyAgent
+
+            guide = self.guide()
+            if isinstance(guide, PolicyAgent):  # the same network, read with the batch's rules: no second load
+                policy = PolicyAgent(guide.policy, guide.observation_size, config=batch.config, features=guide.features)
+            else:
+                policy = self._load(batch.config)
+            self._rollout_guides[id(batch)] = policy
         return policy
 
     # -- decisions ---------------------------------------------------------------------
