@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import itertools
 import json
 import os
 import signal
@@ -182,6 +184,10 @@ def test_killed_run_resumes_to_the_requested_total(tmp_path):
     # One row per rollout, none missing, none repeated, across the kill.
     assert _steps(run / "train.csv") == list(range(256, 4097, 256))
     eval_steps = _steps(run / "eval.csv")
+    # The run's clock goes on across the kill: each evaluation later than the one before, none at zero.
+    with (run / "eval.csv").open() as fh:
+        clock = [float(row["run_seconds"]) for row in csv.DictReader(fh)]
+    assert clock[0] > 0 and all(a < b for a, b in itertools.pairwise(clock)), clock
     assert eval_steps == sorted(eval_steps) and sorted(set(eval_steps)) == [0, 1024, 2048, 3072, 4096]
     assert len(eval_steps) == 5  # one opponent: one row per evaluation
     state = json.loads((run / "checkpoints" / "step_000004096" / "state.json").read_text())

@@ -134,6 +134,30 @@ def test_csv_table_appends_extends_and_truncates(tmp_path):
     assert path.read_text().splitlines()[-1] == "30,3.5,"
 
 
+def test_time_to_strength_is_the_first_evaluation_at_each_level():
+    from quiddler_agents.training.runfiles import time_to_strength
+
+    def row(step, opponent, win, seconds):
+        return {"step": str(step), "opponent": opponent, "win_rate": str(win), "run_seconds": str(seconds)}
+
+    rows = [
+        row(0, "expert", 0.40, 10),
+        row(0, "greedy", 0.70, 11),
+        row(100, "expert", 0.52, 300),  # 50% reached here...
+        row(100, "greedy", 0.50, 301),
+        row(200, "expert", 0.48, 600),  # ...and a later dip does not undo it
+        row(300, "expert", 0.55, 900),  # 55% exactly counts
+        row(300, "greedy", 0.80, 901),
+    ]
+    got = time_to_strength(rows[::-1])  # the rows' order does not matter: steps do
+    assert got["expert"] == {"0.50": {"step": 100, "run_seconds": 300.0}, "0.55": {"step": 300, "run_seconds": 900.0}}
+    assert got["greedy"] == {"0.50": {"step": 0, "run_seconds": 11.0}, "0.55": {"step": 0, "run_seconds": 11.0}}
+    # Never reached, or rows from before the run clock: None.
+    assert time_to_strength([row(0, "search", 0.3, 5)])["search"] == {"0.50": None, "0.55": None}
+    old = [{"step": "0", "opponent": "expert", "win_rate": "0.9", "run_seconds": ""}]
+    assert time_to_strength(old)["expert"] == {"0.50": None, "0.55": None}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("vec_env", ["dummy", "subproc", "batched"])
 def test_training_vec_env_masks_match_the_envs(vec_env):

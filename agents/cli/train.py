@@ -121,6 +121,14 @@ def _report(summary: dict) -> None:
             f"mean total {float(row['mean_score']):.1f} vs {float(row['mean_opponent_score']):.1f} "
             f"({row['games']} games)"
         )
+    for opponent, levels in summary.get("time_to_strength", {}).items():
+        reached = [
+            f"{float(level):.0%} at {hit['run_seconds'] / 60:.1f} min (step {hit['step']})"
+            for level, hit in levels.items()
+            if hit is not None
+        ]
+        if reached:
+            print(f"  time to strength vs {opponent}: {', '.join(reached)}")
     print(f"model: {summary['model']}")
 
 

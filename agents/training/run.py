@@ -10,13 +10,13 @@ A run folder (`runs/<name>`) holds one run:
 | `config.yaml` | the resolved run config (`--resume` reads it back) |
 | `run.json` | command line, start time, Python, platform, package versions, the env version (`env_version`), the dictionary's identity, resumes |
 | `train.csv` | one row per logged training iteration (the backend's figures) |
-| `eval.csv` | one row per evaluation and opponent: games, win/tie/loss rates, mean totals, margin |
+| `eval.csv` | one row per evaluation and opponent: games, win/tie/loss rates, mean totals, margin, and `run_seconds` (the run's wall time when it began) |
 | `learning_curve.png` | evaluation win rate and mean total against each bot over steps |
 | `tensorboard/` | the same figures for TensorBoard |
 | `checkpoints/step_<N>/` | `state.json` (the run's state and the sha256 of every other file) and the backend's files |
 | `best/` | the policy bundle with the best evaluation score so far (`best_score`) |
 | `final/` | the policy bundle at the end of training (`evaluate.py --players policy:RUN_DIR` plays it) |
-| `summary.json` | steps, speed, env time share, the best step, the final evaluation |
+| `summary.json` | steps, speed, env time share, the best step, the final evaluation, the time to strength |
 
 Every file and folder is written whole (`quiddler_env.core.files`): a checkpoint, `best/`
 and `final/` appear complete or not at all, and a run folder is only ever written by the
@@ -52,7 +52,7 @@ from .backends import BACKENDS, backend_part
 from .checks import RunConfigError
 from .config import RunConfig, apply_overrides, dump_yaml, eval_specs, eval_tables, guided_by_learner, read_yaml
 from .evaluation import EvalRow, best_score, evaluate_bundle
-from .runfiles import CsvTable, plot_learning_curve, run_metadata
+from .runfiles import CsvTable, plot_learning_curve, run_metadata, time_to_strength
 
 CONFIG_FILE = "config.yaml"
 RUN_FILE = "run.json"
@@ -242,6 +242,7 @@ class RunSession:
         self.eval_seconds = 0.0
         self.checkpoint_seconds = 0.0
         self.t_start = time.perf_counter()
+        self.seconds_before = 0.0
         self.train_table: CsvTable | None = None
         self.eval_table: CsvTable | None = None
         self._tb = None
@@ -264,6 +265,7 @@ class RunSession:
         self.last_checkpoint = self.start_step
         self.best = dict(state.get("best") or {"step": None, "score": None})
         self.backend_state = dict(state.get("backend_state") or {})
+        self.seconds_before = float(state.get("run_seconds") or 0.0)
         best = self.folder / BEST_DIR
         if best.exists() and bundle_step(best) != self.best["step"]:
             # best/ came from an evaluation after the checkpoint, which this session plays again: forget it.
@@ -279,8 +281,14 @@ class RunSession:
             "next_checkpoint": self.next_checkpoint,
             "last_eval_step": self.last_eval_step,
             "best": self.best,
+            "run_seconds": self.run_seconds(),
             "time": now_iso(),
         }
+
+    def run_seconds(self) -> float:
+        """The run's wall time so far: the sessions before this one up to the checkpoint it resumed from (the
+        work it kept), then this session's, warm start, kernels and evaluations included."""
+        return self.seconds_before + time.perf_counter() - self.t_start
 
     # -- logging ----------------------------------------------------------------------------------
 
@@ -359,6 +367,7 @@ class RunSession:
     def evaluate(self, trainer: Trainer, step: int) -> list[EvalRow]:
         """Play the current policy against every `eval.opponents` bot; keep it as best/ if it scores best."""
         t0 = time.perf_counter()
+        run_seconds = round(self.run_seconds(), 1)  # the time to strength counts up to these games' start
         opponents = ", ".join(name for name, _ in eval_tables(self.cfg))
         self.say(f"evaluation at step {step}: {self.cfg.eval.games} games against each of {opponents}")
         with tempfile.TemporaryDirectory(prefix=".eval.", suffix=files.TMP_SUFFIX, dir=self.folder) as tmp:
@@ -369,7 +378,7 @@ class RunSession:
             self.latest_eval = [r.as_dict() for r in rows]
             assert self.eval_table is not None
             for r in rows:
-                self.eval_table.append(r.as_dict())
+                self.eval_table.append({**r.as_dict(), "run_seconds": run_seconds})
                 for key in ("win_rate", "tie_rate", "mean_score", "mean_margin"):
                     self.tensorboard.add_scalar(f"eval/{r.opponent}/{key}", getattr(r, key), step)
             score = best_score(rows)
@@ -450,6 +459,7 @@ class RunSession:
             "best_step": self.best["step"],
             "best_score": self.best["score"],
             "final_eval": self.latest_eval,
+            "time_to_strength": time_to_strength(self.eval_table.read() if self.eval_table is not None else []),
             "model": str(final),
             "backend_summary": trainer.summary(),
         }

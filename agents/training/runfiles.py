@@ -94,6 +94,29 @@ class CsvTable:
         return [dict(r) for r in self.rows]
 
 
+STRENGTH_LEVELS = (0.50, 0.55)
+"""The win rates whose time to reach the time to strength reports (issue 45's: 50% and 55% against expert)."""
+
+
+def time_to_strength(
+    rows: Sequence[Mapping[str, Any]], levels: Sequence[float] = STRENGTH_LEVELS
+) -> dict[str, dict[str, dict[str, float] | None]]:
+    """For each opponent of eval.csv's `rows` and each win rate in `levels`: the step and the run's wall time
+    (`run_seconds`) of the first evaluation that reached it, or None if none did (or the rows predate
+    `run_seconds`). Keys are the opponent, then the level as a string (`"0.55"`)."""
+    out: dict[str, dict[str, dict[str, float] | None]] = {}
+    for row in sorted(rows, key=lambda r: int(float(r["step"]))):
+        reached = out.setdefault(str(row["opponent"]), {f"{level:.2f}": None for level in levels})
+        seconds = row.get("run_seconds")
+        if seconds in (None, ""):
+            continue
+        for level in levels:
+            key = f"{level:.2f}"
+            if reached[key] is None and float(row["win_rate"]) >= level:
+                reached[key] = {"step": int(float(row["step"])), "run_seconds": float(seconds)}
+    return out
+
+
 def _fmt(v: Any) -> str:
     if v is None:
         return ""
