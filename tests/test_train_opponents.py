@@ -152,6 +152,9 @@ def test_time_to_strength_is_the_first_evaluation_at_each_level():
     got = time_to_strength(rows[::-1])  # the rows' order does not matter: steps do
     assert got["expert"] == {"0.50": {"step": 100, "run_seconds": 300.0}, "0.55": {"step": 300, "run_seconds": 900.0}}
     assert got["greedy"] == {"0.50": {"step": 0, "run_seconds": 11.0}, "0.55": {"step": 0, "run_seconds": 11.0}}
+    # The warm start's evaluations (step 0, before the learning curve's first) come first by the clock.
+    warm = [{**row(0, "expert", 0.51, 40), "stage": "after DAgger round 1"}, row(0, "expert", 0.45, 50)]
+    assert time_to_strength(warm[::-1])["expert"]["0.50"] == {"step": 0, "run_seconds": 40.0}
     # Never reached, or rows from before the run clock: None.
     assert time_to_strength([row(0, "search", 0.3, 5)])["search"] == {"0.50": None, "0.55": None}
     old = [{"step": "0", "opponent": "expert", "win_rate": "0.9", "run_seconds": ""}]

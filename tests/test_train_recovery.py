@@ -3,8 +3,10 @@ a killed run (kill -9 at random moments, during checkpoint and final writes) res
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import importlib.util
+import itertools
 import json
 import os
 import pickle
@@ -340,6 +342,7 @@ def test_kill_9_in_the_warm_start_then_resume_after_its_last_stage(tmp_path):
             "dagger_rounds": 3,
             "dagger_games": 3,
             "dagger_teacher": "guided:samples=2",
+            "eval_each_round": True,
         },
         train__total_timesteps=256,
     )
@@ -371,3 +374,12 @@ def test_kill_9_in_the_warm_start_then_resume_after_its_last_stage(tmp_path):
     assert [s for s, _ in checkpoints(run)][0] == 256
     assert not (run / "pretrain").exists()  # the first checkpoint made the warm start's progress unneeded
     _check_bundle(run / "final")
+    # The run's clock carried over the kills: the stages kept, then the evaluations, never going back (a tiny
+    # run's last stage and first evaluation may share a tenth of a second).
+    stages = json.loads((checkpoints(run)[0][1] / "state.json").read_text())["warm_start_evals"]
+    assert [r["stage"] for r in stages] == ["after the imitation"] + [f"after DAgger round {k}" for k in (1, 2, 3)]
+    with (run / "eval.csv").open() as fh:
+        clock = [r["run_seconds"] for r in stages] + [float(r["run_seconds"]) for r in csv.DictReader(fh)]
+    assert clock[0] > 0 and all(a <= b for a, b in itertools.pairwise(clock)), clock
+    summary = json.loads((run / "summary.json").read_text())
+    assert set(summary["time_to_strength"]) == {"random"}

@@ -43,9 +43,15 @@ class EvalRow:
     """The challenge variant: challenges the policy made (None otherwise, and then not in eval.csv)."""
     challenge_success: float | None = None
     """The challenge variant: the share of them that won (the word failed)."""
+    run_seconds: float | None = None
+    """The run's wall time when these games began (`RunSession.run_seconds`); None outside a run."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None or not k.startswith("challenge")}
+        """The row's figures; the optional ones (challenges, run_seconds) only where they were measured."""
+        return {k: v for k, v in asdict(self).items() if v is not None or k not in _OPTIONAL}
+
+
+_OPTIONAL = ("challenges_made", "challenge_success", "run_seconds")
 
 
 def best_score(rows: list[EvalRow]) -> tuple[float, float]:
@@ -56,8 +62,9 @@ def best_score(rows: list[EvalRow]) -> tuple[float, float]:
     )
 
 
-def evaluate_bundle(bundle: Path, cfg: RunConfig, step: int) -> list[EvalRow]:
-    """Play the bundle at `bundle` at each `eval.opponents` table for `eval.games` games (whole deals)."""
+def evaluate_bundle(bundle: Path, cfg: RunConfig, step: int, run_seconds: float | None = None) -> list[EvalRow]:
+    """Play the bundle at `bundle` at each `eval.opponents` table for `eval.games` games (whole deals); every
+    row records `run_seconds`, the run's clock when the evaluation began."""
     from ..evaluation.tournament import Tournament, play_all, seat_figures
     from ..policies import load_policy
     from ..registry import make
@@ -84,6 +91,7 @@ def evaluate_bundle(bundle: Path, cfg: RunConfig, step: int) -> list[EvalRow]:
                 mean_opponent_score=f["mean_others"],
                 mean_margin=f["mean_margin"],
                 seconds=time.perf_counter() - t0,
+                run_seconds=run_seconds,
                 **(
                     {
                         "challenges_made": f["challenges_made"],

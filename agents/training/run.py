@@ -241,8 +241,10 @@ class RunSession:
         self.latest_eval: list[dict[str, Any]] = []
         self.eval_seconds = 0.0
         self.checkpoint_seconds = 0.0
-        self.t_start = time.perf_counter()
+        self.t_start = time.perf_counter()  # the training phase's start (a trainer resets it): for its steps/s
+        self.t_opened = self.t_start  # this session's start: for the run's clock
         self.seconds_before = 0.0
+        self.warm_start_evals: list[dict[str, Any]] = []
         self.train_table: CsvTable | None = None
         self.eval_table: CsvTable | None = None
         self._tb = None
@@ -266,6 +268,7 @@ class RunSession:
         self.best = dict(state.get("best") or {"step": None, "score": None})
         self.backend_state = dict(state.get("backend_state") or {})
         self.seconds_before = float(state.get("run_seconds") or 0.0)
+        self.warm_start_evals = list(state.get("warm_start_evals") or [])
         best = self.folder / BEST_DIR
         if best.exists() and bundle_step(best) != self.best["step"]:
             # best/ came from an evaluation after the checkpoint, which this session plays again: forget it.
@@ -282,13 +285,18 @@ class RunSession:
             "last_eval_step": self.last_eval_step,
             "best": self.best,
             "run_seconds": self.run_seconds(),
+            "warm_start_evals": self.warm_start_evals,
             "time": now_iso(),
         }
 
     def run_seconds(self) -> float:
         """The run's wall time so far: the sessions before this one up to the checkpoint it resumed from (the
         work it kept), then this session's, warm start, kernels and evaluations included."""
-        return self.seconds_before + time.perf_counter() - self.t_start
+        return self.seconds_before + time.perf_counter() - self.t_opened
+
+    def carry_over(self, seconds: float) -> None:
+        """Count `seconds` of an earlier session's kept work (a cut warm start's saved stages) on the run's clock."""
+        self.seconds_before += seconds
 
     # -- logging ----------------------------------------------------------------------------------
 
@@ -373,12 +381,12 @@ class RunSession:
         with tempfile.TemporaryDirectory(prefix=".eval.", suffix=files.TMP_SUFFIX, dir=self.folder) as tmp:
             bundle = Path(tmp) / "policy"
             trainer.export_policy(bundle, self.description(step))
-            rows = evaluate_bundle(bundle, self.cfg, step)
+            rows = evaluate_bundle(bundle, self.cfg, step, run_seconds)
             self.last_eval_step = step
             self.latest_eval = [r.as_dict() for r in rows]
             assert self.eval_table is not None
             for r in rows:
-                self.eval_table.append({**r.as_dict(), "run_seconds": run_seconds})
+                self.eval_table.append(r.as_dict())
                 for key in ("win_rate", "tie_rate", "mean_score", "mean_margin"):
                     self.tensorboard.add_scalar(f"eval/{r.opponent}/{key}", getattr(r, key), step)
             score = best_score(rows)
@@ -397,12 +405,14 @@ class RunSession:
 
     def evaluate_now(self, trainer: Trainer, label: str) -> list[EvalRow]:
         """Play the current policy against every `eval.opponents` bot outside the learning curve (the warm start's
-        rounds: `pretrain.eval_each_round`); nothing is written."""
+        rounds: `pretrain.eval_each_round`): not in eval.csv. The backend puts them in `warm_start_evals`, which
+        the checkpoints keep, for the time to strength."""
         t0 = time.perf_counter()
+        run_seconds = round(self.run_seconds(), 1)
         with tempfile.TemporaryDirectory(prefix=".eval.", suffix=files.TMP_SUFFIX, dir=self.folder) as tmp:
             bundle = Path(tmp) / "policy"
             trainer.export_policy(bundle, self.description(0))
-            rows = evaluate_bundle(bundle, self.cfg, 0)
+            rows = evaluate_bundle(bundle, self.cfg, 0, run_seconds)
         figures = ", ".join(f"{r.opponent}: win {r.win_rate:.2f} margin {r.mean_margin:+.1f}" for r in rows)
         self.say(f"{label}: eval {figures} ({time.perf_counter() - t0:.1f} s)")
         return rows
@@ -459,7 +469,9 @@ class RunSession:
             "best_step": self.best["step"],
             "best_score": self.best["score"],
             "final_eval": self.latest_eval,
-            "time_to_strength": time_to_strength(self.eval_table.read() if self.eval_table is not None else []),
+            "time_to_strength": time_to_strength(
+                self.warm_start_evals + (self.eval_table.read() if self.eval_table is not None else [])
+            ),
             "model": str(final),
             "backend_summary": trainer.summary(),
         }

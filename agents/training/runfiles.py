@@ -101,11 +101,12 @@ STRENGTH_LEVELS = (0.50, 0.55)
 def time_to_strength(
     rows: Sequence[Mapping[str, Any]], levels: Sequence[float] = STRENGTH_LEVELS
 ) -> dict[str, dict[str, dict[str, float] | None]]:
-    """For each opponent of eval.csv's `rows` and each win rate in `levels`: the step and the run's wall time
-    (`run_seconds`) of the first evaluation that reached it, or None if none did (or the rows predate
-    `run_seconds`). Keys are the opponent, then the level as a string (`"0.55"`)."""
+    """For each opponent of the evaluation `rows` (eval.csv's, and the warm start's) and each win rate in
+    `levels`: the step and the run's wall time (`run_seconds`) of the first evaluation that reached it, or None
+    if none did (or the rows predate `run_seconds`). Keys are the opponent, then the level as a string
+    (`"0.55"`)."""
     out: dict[str, dict[str, dict[str, float] | None]] = {}
-    for row in sorted(rows, key=lambda r: int(float(r["step"]))):
+    for row in sorted(rows, key=lambda r: (float(r.get("run_seconds") or 0.0), int(float(r["step"])))):
         reached = out.setdefault(str(row["opponent"]), {f"{level:.2f}": None for level in levels})
         seconds = row.get("run_seconds")
         if seconds in (None, ""):

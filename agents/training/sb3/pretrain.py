@@ -195,13 +195,18 @@ class PretrainProgress:
 
 
 class PretrainStore:
-    """The warm start's progress in the run folder: `pretrain/` (weights, decisions, figures), replaced whole."""
+    """The warm start's progress in the run folder: `pretrain/` (weights, decisions, figures), replaced whole.
+
+    With a `clock` (the `RunSession`) the progress records the run's clock, and loading it carries that time
+    over to the session going on with it: the run's clock counts the stages kept, not the cut one.
+    """
 
     _ARRAYS = ("observations", "masks", "actions", "returns")
 
-    def __init__(self, run_folder: str | Path, model: Any) -> None:
+    def __init__(self, run_folder: str | Path, model: Any, clock: Any = None) -> None:
         self.folder = Path(run_folder) / PRETRAIN_DIR
         self.model = model
+        self.clock = clock
 
     def save(self, progress: PretrainProgress) -> None:
         """Write the progress and the model's weights as one unit (the older progress or this one, never a mix)."""
@@ -217,7 +222,13 @@ class PretrainStore:
             files.write_atomic(stage / "decisions.npz", lambda fh: np.savez_compressed(fh, **arrays))
             files.write_json(
                 stage / "progress.json",
-                {"stage": progress.stage, "games": data.games, "seconds": data.seconds, "figures": progress.figures},
+                {
+                    "stage": progress.stage,
+                    "games": data.games,
+                    "seconds": data.seconds,
+                    "figures": progress.figures,
+                    "run_seconds": self.clock.run_seconds() if self.clock is not None else None,
+                },
             )
 
     def load(self) -> PretrainProgress | None:
@@ -231,6 +242,8 @@ class PretrainStore:
         with np.load(self.folder / "decisions.npz") as npz:
             arrays = {k: npz[k] for k in npz.files}
         self.model.policy.load_state_dict(load_weights(self.folder / "policy.pt"), strict=True)
+        if self.clock is not None and meta.get("run_seconds") is not None:
+            self.clock.carry_over(float(meta["run_seconds"]))
         data = Demonstrations(
             **{k: arrays[k] for k in self._ARRAYS},
             games=int(meta["games"]),

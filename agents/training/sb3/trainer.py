@@ -298,10 +298,15 @@ class SB3Trainer:
             self.cfg.seed,
             say=session.say,
             progress=session.progress,
-            store=PretrainStore(session.folder, self.model),
-            measure=lambda label: [r.as_dict() for r in session.evaluate_now(self, label)],
+            store=PretrainStore(session.folder, self.model, clock=session),
+            measure=lambda label: [{**r.as_dict(), "stage": label} for r in session.evaluate_now(self, label)],
         )
         files.write_json(session.folder / "pretrain.json", figures)
+        # The warm start's evaluations (a resumed one's included) count for the time to strength.
+        session.warm_start_evals = [
+            *figures.get("eval", []),
+            *(r for d in figures.get("dagger", []) for r in d.get("eval", [])),
+        ]
 
     def snapshot(self, step: int) -> None:
         """A frozen copy of the learner joins the league pool when its step has come."""
