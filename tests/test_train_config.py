@@ -225,6 +225,22 @@ def test_existing_run_folder_needs_resume_or_force(tmp_path):
     assert (other / "notes.txt").exists()  # --force never deletes a folder that is not a run
 
 
+@pytest.mark.parametrize("where", ["opening the session", "training"])
+def test_a_stop_once_the_run_folder_is_made_leaves_nothing(tmp_path, monkeypatch, where):
+    # SIGTERM is a KeyboardInterrupt in train.py: one landing as soon as config.yaml is there (the session still
+    # opening) or in the first steps leaves no run folder behind, as one before any checkpoint must.
+    from quiddler_agents.training import run as run_module
+
+    def stop(*args, **kwargs):
+        assert (tmp_path / "run" / "config.yaml").is_file()  # the folder was made before the stop
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_module, "RunSession" if where == "opening the session" else "_train", stop)
+    with pytest.raises(KeyboardInterrupt):
+        start_run(load_run_config(ROOT / "configs/quickstart.yaml"), run_dir=tmp_path / "run")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
 def test_resume_only_changes_training_keys(tmp_path):
     cfg = load_run_config(ROOT / "configs/quickstart.yaml")
     run = tmp_path / "run"

@@ -528,11 +528,13 @@ def start_run(
                 )
         meta = run_metadata(list(command if command is not None else sys.argv), cfg.rules.dictionary)
         meta["backend"] = cfg.backend
-        with files.staged_folder(folder) as staged:
-            files.write_atomic(staged / CONFIG_FILE, _config_text(cfg))
-            files.write_json(staged / RUN_FILE, meta)
-        session = RunSession(cfg, folder, quiet=quiet)
         try:
+            with files.staged_folder(folder) as staged:
+                files.write_atomic(staged / CONFIG_FILE, _config_text(cfg))
+                files.write_json(staged / RUN_FILE, meta)
+            # A stop from here on (Ctrl-C, SIGTERM) leaves no half-made run, even one that lands while the
+            # session is still opening: the run folder is there from the line above.
+            session = RunSession(cfg, folder, quiet=quiet)
             return _train(session, [])
         except BaseException:
             if not checkpoints(folder):
