@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import re
 import sys
 import tempfile
 from pathlib import Path
@@ -28,49 +27,53 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import evaluate  # noqa: E402
+from quiddler_agents.training.run import CHECKPOINT_DIR, STATE_FILE, checkpoint_step  # noqa: E402
 from quiddler_agents.training.runfiles import time_to_strength  # noqa: E402
+from quiddler_agents.training.sb3.trainer import POLICY_DIR  # noqa: E402
 from quiddler_env.core import files  # noqa: E402
-
-STEP_FOLDER = re.compile(r"^step_(\d+)$")
 
 
 def checkpoint_bundles(folder: Path) -> list[tuple[int, Path, Path]]:
-    """(step, policy bundle, step folder) of each `step_<N>/` in `folder`, by step; the bundle is `policy/`
-    inside it, or the folder itself when it is the bundle."""
+    """(step, policy bundle, step folder) of each checkpoint folder in `folder`, by step; the bundle is
+    `policy/` inside it, or the folder itself when it is the bundle."""
     out = []
-    for entry in sorted(folder.iterdir()) if folder.is_dir() else []:
-        match = STEP_FOLDER.match(entry.name)
-        if match is None or not entry.is_dir():
+    for entry in folder.iterdir() if folder.is_dir() else []:
+        step = checkpoint_step(entry.name)
+        if step is None or not entry.is_dir():
             continue
-        bundle = entry / "policy" if (entry / "policy" / "policy.json").is_file() else entry
+        bundle = entry / POLICY_DIR if (entry / POLICY_DIR / "policy.json").is_file() else entry
         if (bundle / "policy.json").is_file():
-            out.append((int(match.group(1)), bundle, entry))
+            out.append((step, bundle, entry))
     return sorted(out)
 
 
-def run_clock(run: Path, step: int, step_folder: Path) -> float | None:
+def evaluated_clock(run: Path) -> dict[int, float]:
+    """The run's clock (seconds) at each step eval.csv has an evaluation of (read only: a run may be live)."""
+    table = run / "eval.csv"
+    if not table.is_file():
+        return {}
+    with table.open(newline="", encoding="utf-8") as fh:
+        return {int(float(r["step"])): float(r["run_seconds"]) for r in csv.DictReader(fh) if r.get("run_seconds")}
+
+
+def run_clock(step_folder: Path, evaluated: dict[int, float], step: int) -> float | None:
     """The run's clock (seconds) at `step`: its checkpoint's `run_seconds`, else eval.csv's at that step."""
-    state = step_folder / "state.json"
+    state = step_folder / STATE_FILE
     if state.is_file():
         seconds = files.read_json(state).get("run_seconds")
         if seconds is not None:
             return float(seconds)
-    table = run / "eval.csv"
-    if table.is_file():
-        with table.open(newline="", encoding="utf-8") as fh:
-            for row in csv.DictReader(fh):
-                if int(float(row["step"])) == step and row.get("run_seconds"):
-                    return float(row["run_seconds"])
-    return None
+    return evaluated.get(step)
 
 
 def strength_curve(
     run: Path, opponent: str, games: int, seed: int, workers: int, checkpoints: Path | None = None
 ) -> list[dict[str, Any]]:
     """One row per checkpoint: step, run_seconds, win_rate (estimate, low, high), paired points a game."""
-    found = checkpoint_bundles(checkpoints if checkpoints is not None else run / "checkpoints")
+    found = checkpoint_bundles(checkpoints if checkpoints is not None else run / CHECKPOINT_DIR)
     if not found:
         raise SystemExit(f"strength_curve.py: no checkpoint with a policy bundle in {checkpoints or run}")
+    evaluated = evaluated_clock(run)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for step, bundle, folder in found:
@@ -83,7 +86,7 @@ def strength_curve(
             rows.append(
                 {
                     "step": step,
-                    "run_seconds": run_clock(run, step, folder),
+                    "run_seconds": run_clock(folder, evaluated, step),
                     "opponent": opponent,
                     "win_rate": pair["a_win_rate"]["estimate"],
                     "low": pair["a_win_rate"]["low"],

@@ -117,6 +117,11 @@ def checkpoint_name(step: int) -> str:
     return f"step_{step:09d}"
 
 
+def checkpoint_step(name: str) -> int | None:
+    """The step of a checkpoint folder's name (`checkpoint_name`'s), or None for any other name."""
+    return int(name[5:]) if name.startswith("step_") and name[5:].isdigit() else None
+
+
 def next_multiple(step: int, every: int) -> int:
     """The first multiple of `every` after `step` (when a periodic event is next due)."""
     return (step // every + 1) * every
@@ -135,8 +140,9 @@ def checkpoints(folder: Path) -> list[tuple[int, Path]]:
     found = []
     if root.is_dir():
         for p in root.iterdir():
-            if p.name.startswith("step_") and p.name[5:].isdigit() and (p / STATE_FILE).is_file():
-                found.append((int(p.name[5:]), p))
+            step = checkpoint_step(p.name)
+            if step is not None and (p / STATE_FILE).is_file():
+                found.append((step, p))
     return sorted(found, reverse=True)
 
 
