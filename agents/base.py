@@ -60,7 +60,7 @@ class Weighing:
     values: np.ndarray | None
     choice: int
     basis: str
-    """"rollouts" (the search bot's), "expert" (the expert's estimate), "challenge" (the expected gain the bots
+    """"rollouts" (the search bot's), "win" (the search bot's with `win=true`: chances to win the game), "expert" (the expert's estimate), "challenge" (the expected gain the bots
     decide a challenge by), "only" (one move) or "unweighed"."""
     samples: int = 0
     """Determinizations behind rollout values."""

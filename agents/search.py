@@ -25,6 +25,11 @@ each rollout seat likewise finds and lays only its own words (within the referee
 `chunk` (8) until `samples` are done or `ms` milliseconds have passed (at least one chunk).
 With `ms=0` (the default) every decision plays all `samples`, so the same seed gives
 the same decisions on any machine; with a time cap it depends on the machine's speed.
+With `win=true` the bot plays for the win, not for points: a candidate's value is its chance to end the game
+with the top total. In the last round that is the share of determinizations in which the round's scores leave
+the bot on top (a tie for the top counts half); before it, each opponent's lead after the round is read against
+the rounds still to come, `ROUND_SPREAD` points of noise each (a normal model), so a bot far ahead plays safe and
+one far behind takes risks. Candidates of equal chance are told apart by their points.
 With `reads=true` the determinizations are weighed by what the neighbours' last moves say of their hands
 (`quiddler_agents.reads`: a deal in which the next seat would have gained by taking this bot's discard, or the
 previous seat threw away a card it needed, counts less). The bot reads only its observation; its generator is
@@ -54,9 +59,32 @@ from .reads import Evidence, Reads, deal_weight
 
 DEFAULT_SAMPLES = 32
 CHUNK = 8
+ROUND_SPREAD = 13.0
+"""The spread (standard deviation, points) of the difference between two seats' round scores, for players of like
+strength: 11 to 15 at 2 and 4 players from 3 to 10 cards (`benchmarks/round_spread.py` measures it). `win=true`
+reads the rounds still to come as this much noise each."""
 """Determinizations played per batch call; `ms` is checked between chunks."""
 MAX_CANDIDATES = 2 * NUM_FACES
 """Rows per determinization the rollout batch holds (every discard and go-out at most)."""
+
+
+def rounds_after(round_fraction: float, num_rounds: int) -> int:
+    """Rounds still to play after the one in play, from the observation's round number / number of rounds."""
+    return num_rounds - int(round(round_fraction * num_rounds))
+
+
+def win_chances(totals: np.ndarray, rounds_left: int) -> np.ndarray:
+    """Per row of game totals after this round (own seat first): the chance that the own seat ends the game on
+    top. With no round left: 1 on top alone, 1/2 tied for the top, else 0. Before: the product over opponents of
+    the normal chance that the own lead survives `rounds_left` rounds of `ROUND_SPREAD` noise each (the logistic
+    curve 1/(1+exp(-1.702 z)), within 0.01 of the normal's)."""
+    totals = np.asarray(totals, dtype=np.float64)
+    own, others = totals[:, 0], totals[:, 1:]
+    if rounds_left <= 0:
+        top = others.max(axis=1)
+        return (own > top) + 0.5 * (own == top)
+    z = (own[:, None] - others) / (ROUND_SPREAD * np.sqrt(rounds_left))
+    return np.prod(1.0 / (1.0 + np.exp(-1.702 * z)), axis=1)
 
 
 class SearchAgent(BaseAgent):
@@ -72,6 +100,7 @@ class SearchAgent(BaseAgent):
         "top": Param(int, 1, MAX_TOP),
         "level": LEVEL_PARAM,
         "reads": Param(bool),
+        "win": Param(bool),
     }
     """The spec's parameters (`search:samples=64:ms=50`) and their bounds."""
 
@@ -85,14 +114,17 @@ class SearchAgent(BaseAgent):
         ms: float = 0.0,
         top: int = 4,
         reads: bool = False,
+        win: bool = False,
     ):
-        checked = check_params(self.name, self.PARAMS, samples=samples, ms=ms, top=top, reads=reads)
+        checked = check_params(self.name, self.PARAMS, samples=samples, ms=ms, top=top, reads=reads, win=win)
         level = check_level(self.name, level, config)  # before its expert checks it under its own name
         self.samples = checked["samples"]
         self.ms = checked["ms"]
         self.top = checked["top"]
         self.reads = checked["reads"]
         """Weigh the determinizations by what the neighbours' last moves say of their hands (`quiddler_agents.reads`)."""
+        self.win = checked["win"]
+        """Value candidates by the chance to win the game, not by points (the module docstring)."""
         self._reads = Reads()
         self._evidence = Evidence()
         self.last_samples = 0
@@ -143,13 +175,16 @@ class SearchAgent(BaseAgent):
             if self.reads:
                 self._reads.played(seat, candidates[0])
             return Weighing(candidates, None, candidates[0], "only")
-        values = self.rollout_values(seat, obs, weighed)
-        choice = candidates[int(np.argmax(values[: len(candidates)]))]
+        points, chances = self._rollouts(seat, obs, weighed)
+        values, basis = (chances, "win") if self.win else (points, "rollouts")
+        # The best value; of equal ones, the most points; of those, the first candidate.
+        best = np.lexsort((-points[: len(candidates)], -values[: len(candidates)]))[0]
+        choice = candidates[int(best)]
         if self.reads:
             self._reads.played(seat, choice)
         if len(candidates) > 1:
             self.last_values = (candidates, values[: len(candidates)])
-        return Weighing(weighed, values, choice, "rollouts", self.last_samples)
+        return Weighing(weighed, values, choice, basis, self.last_samples)
 
     def _candidates(self, seat: SeatView, legal: list[int]) -> list[int]:
         if seat.phase == DRAW:
@@ -168,10 +203,17 @@ class SearchAgent(BaseAgent):
         """Each candidate's mean over determinizations of (own round score - the opponents' mean) after the
         round is played out by greedy in every seat; with `reads`, the mean weighted by each determinization's
         `reads.deal_weight`."""
+        return self._rollouts(seat, obs, candidates)[0]
+
+    def _rollouts(self, seat: SeatView, obs: np.ndarray, candidates: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """`rollout_values`, and each candidate's chance to win the game over the same determinizations
+        (`win_chances`)."""
         batch = self._batch(seat.hand_size)
         C = len(candidates)
         turns = self._turns(obs)
+        rounds_left = rounds_after(seat.round_fraction, self.config.num_rounds)
         totals = np.zeros(C)
+        chances = np.zeros(C)
         weights = np.ones(self.chunk)
         weight_sum = 0.0
         done = 0
@@ -191,12 +233,14 @@ class SearchAgent(BaseAgent):
             scores = batch.totals[rows].astype(np.float64) - np.asarray(seat.totals, dtype=np.float64)
             relative = scores[:, 0] - scores[:, 1:].mean(axis=1)
             totals += (relative.reshape(chunk, C) * weights[:chunk, None]).sum(axis=0)
+            won = win_chances(batch.totals[rows], rounds_left)
+            chances += (won.reshape(chunk, C) * weights[:chunk, None]).sum(axis=0)
             weight_sum += weights[:chunk].sum()
             done += chunk
             if self.ms and (time.perf_counter() - start) * 1000 >= self.ms:
                 break
         self.last_samples = done
-        return totals / weight_sum
+        return totals / weight_sum, chances / weight_sum
 
     def _play_out(self, batch: BatchGame, rows: np.ndarray) -> None:
         """Play the rows' rounds to their end: greedy in every seat."""
