@@ -7,6 +7,10 @@ description adds to the common fields `framework` ("sb3"), `net_arch` (SB3's
 `features_extractor` ("FlattenExtractor"), `share_features_extractor` and, for networks that
 read solver features, `observation_features` (an `quiddler_env.features` set).
 
+A network whose head reads each move's solver features (`algo.action_features`, `action_head.py`) says
+`policy_class: ActionFeaturePolicy` and `state_size` (0 without a privileged critic); its `observation_features`
+is `solver_v1` or `solver_v2`.
+
 A network trained with a privileged critic (`algo.privileged_critic`, `privileged.py`) took
 [observation | state] in training; its bundle says `policy_class: PrivilegedCriticPolicy`, and
 `state_size` (the state's entries after the observation). `observation_size` is the actor's
@@ -38,6 +42,11 @@ FRAMEWORK = "sb3"
 POLICY_CLASS = "MaskableActorCriticPolicy"
 PRIVILEGED_POLICY_CLASS = "PrivilegedCriticPolicy"
 """`privileged.PrivilegedCriticPolicy` (named here so that reading a description imports no torch)."""
+ACTION_FEATURE_POLICY_CLASS = "ActionFeaturePolicy"
+"""`action_head.ActionFeaturePolicy`: a head that reads each move's solver features (`algo.action_features`)."""
+ACTION_FEATURE_SETS = ("solver_v1", "solver_v2")
+"""The `observation_features` an `ActionFeaturePolicy` reads per move (`action_head.ACTION_FEATURE_SETS`)."""
+POLICY_CLASSES = (POLICY_CLASS, PRIVILEGED_POLICY_CLASS, ACTION_FEATURE_POLICY_CLASS)
 FEATURES_EXTRACTOR = "FlattenExtractor"
 
 SB3_FIELDS = {
@@ -49,10 +58,7 @@ SB3_FIELDS = {
         f"{bundle.LAYERS_TEXT}, or {{'pi': [...], 'vf': [...]}} of such lists",
     ),
     "activation": (lambda v: v in ACTIVATIONS, f"one of {', '.join(ACTIVATIONS)}"),
-    "policy_class": (
-        lambda v: v in (POLICY_CLASS, PRIVILEGED_POLICY_CLASS),
-        f"{POLICY_CLASS!r} or {PRIVILEGED_POLICY_CLASS!r}",
-    ),
+    "policy_class": (lambda v: v in POLICY_CLASSES, " or ".join(map(repr, POLICY_CLASSES))),
     "features_extractor": (lambda v: v == FEATURES_EXTRACTOR, repr(FEATURES_EXTRACTOR)),
     "share_features_extractor": (lambda v: isinstance(v, bool), "true or false"),
 }
@@ -65,6 +71,14 @@ PRIVILEGED_FIELDS = {
     ),
 }
 """The fields a `PrivilegedCriticPolicy` bundle adds."""
+ACTION_FEATURE_FIELDS = {
+    "state_size": (
+        lambda v: v == 0 or bundle.is_count(v, bundle.MAX_OBSERVATION_SIZE),
+        f"an integer 0..{bundle.MAX_OBSERVATION_SIZE} (the critic's state entries; 0: none)",
+    ),
+    "observation_features": (lambda v: v in ACTION_FEATURE_SETS, " or ".join(map(repr, ACTION_FEATURE_SETS))),
+}
+"""The fields an `ActionFeaturePolicy` bundle adds (its head reads the solver features)."""
 
 
 def check_description(desc: dict[str, Any], file: Path) -> dict[str, Any]:
@@ -77,6 +91,8 @@ def check_description(desc: dict[str, Any], file: Path) -> dict[str, Any]:
     bundle.check_fields(desc, file, SB3_FIELDS)
     if is_privileged(desc):
         bundle.check_fields(desc, file, PRIVILEGED_FIELDS)
+    if desc.get("policy_class") == ACTION_FEATURE_POLICY_CLASS:
+        bundle.check_fields(desc, file, ACTION_FEATURE_FIELDS)
     return desc
 
 
@@ -96,10 +112,8 @@ def describe_model(model: Any, description: Mapping[str, Any] | None = None) -> 
 
     policy = model.policy
     policy_class = type(policy).__name__
-    if policy_class not in (POLICY_CLASS, PRIVILEGED_POLICY_CLASS):
-        raise ValueError(
-            f"save_policy_bundle needs a {POLICY_CLASS} or a {PRIVILEGED_POLICY_CLASS}, got {type(policy).__name__}"
-        )
+    if policy_class not in POLICY_CLASSES:
+        raise ValueError(f"save_policy_bundle needs one of {', '.join(POLICY_CLASSES)}, got {policy_class}")
     if type(policy.features_extractor).__name__ != FEATURES_EXTRACTOR:
         raise ValueError(
             f"save_policy_bundle supports the {FEATURES_EXTRACTOR} features extractor, "
@@ -115,7 +129,7 @@ def describe_model(model: Any, description: Mapping[str, Any] | None = None) -> 
     net_arch = {k: [int(x) for x in v] for k, v in net_arch.items()} if isinstance(net_arch, dict) else list(net_arch)
     observation_size = int(obs_shape[0])
     privileged = {}
-    if policy_class == PRIVILEGED_POLICY_CLASS:  # the actor reads the leading observation, the critic the state too
+    if policy_class != POLICY_CLASS:  # the actor reads the leading observation, the critic the state too (or 0)
         privileged = {"state_size": observation_size - int(policy.observation_size)}
         observation_size = int(policy.observation_size)
     return bundle.new_description(
@@ -167,6 +181,14 @@ def _build_policy(desc: dict[str, Any]):
         from .privileged import PrivilegedCriticPolicy
 
         policy_class, extra = PrivilegedCriticPolicy, {"observation_size": size}
+        size += desc["state_size"]
+    elif desc.get("policy_class") == ACTION_FEATURE_POLICY_CLASS:
+        from quiddler_env.features import feature_set
+
+        from .action_head import ActionFeaturePolicy
+
+        offset = size - feature_set(desc["observation_features"]).size
+        policy_class, extra = ActionFeaturePolicy, {"observation_size": size, "feature_offset": offset}
         size += desc["state_size"]
     obs_space = spaces.Box(-np.inf, np.inf, shape=(size,), dtype=np.float32)
     return policy_class(

@@ -244,6 +244,13 @@ class PPOConfig:
     to the learner), the policy only its observation, as PerfectDou's "perfect-training, imperfect-execution"
     (`quiddler_agents.policies.privileged`). The bundle plays from the plain observation. sb3 only, without
     `pretrain.teacher`."""
+    action_features: bool = checked(False, boolean)
+    """The policy head also reads each move's own solver features, weighed by the state
+    (`quiddler_agents.policies.action_head`): needs `observation_features` solver_v1 or solver_v2. sb3 only."""
+    init_policy: str | None = checked(None, optional(string))
+    """A policy bundle (its folder, a run folder or `zoo:NAME`) whose weights a new run starts from, before any
+    `pretrain`: the same network and features; with `action_features` a plain bundle fills all but the new head's
+    weights, which start at zero (so the run starts playing exactly as the bundle). sb3 only."""
 
     def to_yaml(self) -> dict[str, Any]:
         out = asdict(self)

@@ -192,6 +192,9 @@ def check_rllib_run(cfg: RunConfig) -> RLlibPlan:
         raise RunConfigError(
             f"config key 'algo.batch_size': {algo.batch_size} is more than a training batch holds ({key} = {batch})"
         )
+    for key in ("action_features", "init_policy"):
+        if getattr(algo, key, None):
+            raise bad(f"algo.{key}", getattr(algo, key), "unset with backend rllib (it is the sb3 backend's)")
     if getattr(algo, "privileged_critic", False):
         raise bad("algo.privileged_critic", True, "false with backend rllib (a privileged critic is the sb3 backend's)")
     if getattr(algo, "observation_features", None) is not None:

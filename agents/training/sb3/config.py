@@ -24,7 +24,8 @@ def resolve_sections(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def check_run(cfg: RunConfig) -> None:
     """A minibatch must fit in a rollout (`algo.n_steps` x `train.n_envs` steps); the batched engine has no
-    layout shaping; a privileged critic has no imitation warm start."""
+        layout shaping; a privileged critic has no imitation warm start; a head reading each move's solver features
+    needs them."""
     if cfg.train.vec_env == "batched" and cfg.backend_env["layout_shaping"]:
         raise RunConfigError(
             "config key 'env.layout_shaping': layout shaping is not available with train.vec_env: batched "
@@ -35,6 +36,15 @@ def check_run(cfg: RunConfig) -> None:
             "config key 'pretrain.teacher': the imitation warm start fits on plain observations, which a privileged "
             "critic cannot value (set pretrain.teacher: null, or algo.privileged_critic: false)"
         )
+    if cfg.algo.action_features:
+        from ...policies.sb3 import ACTION_FEATURE_SETS
+
+        if cfg.algo.observation_features not in ACTION_FEATURE_SETS:
+            raise RunConfigError(
+                f"config key 'algo.action_features': the head reads each move's solver features, so "
+                f"algo.observation_features must be {' or '.join(ACTION_FEATURE_SETS)}, "
+                f"got {cfg.algo.observation_features}"
+            )
     rollout = cfg.algo.n_steps * cfg.train.n_envs
     if cfg.algo.batch_size > rollout:
         raise RunConfigError(

@@ -42,8 +42,9 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnvW
 
 from quiddler_env.core import files
 
-from ...policies.bundle import PolicyLoadError, load_weights
+from ...policies.bundle import WEIGHTS_FILE, PolicyLoadError, load_weights
 from ...policies.sb3 import save_policy_bundle
+from ..checks import RunConfigError
 from ..config import RunConfig
 from ..opponents import LEAGUE
 from ..run import CheckpointError, RunSession, next_multiple, session_seed
@@ -161,10 +162,12 @@ def _schedule(s):
 
 def build_model(cfg: RunConfig, venv: Any):
     """A fresh MaskablePPO for the config (seeded with the run seed); with `algo.privileged_critic` its policy is a
-    `PrivilegedCriticPolicy` whose actor reads the observation, the leading part of the env's [observation | state]."""
+    `PrivilegedCriticPolicy` whose actor reads the observation, the leading part of the env's [observation | state];
+    with `algo.action_features` an `ActionFeaturePolicy` (its head reads each move's solver features)."""
     a = cfg.algo
     policy: Any = "MlpPolicy"
     privileged = {}
+    state_size = 0
     if a.privileged_critic:
         from quiddler_env.envs.state import state_layout
 
@@ -172,6 +175,14 @@ def build_model(cfg: RunConfig, venv: Any):
 
         state_size = state_layout(cfg.rules.num_players, cfg.rules.challenges).size
         policy, privileged = PrivilegedCriticPolicy, {"observation_size": venv.observation_space.shape[0] - state_size}
+    if a.action_features:
+        from quiddler_env.features import feature_set
+
+        from ...policies.action_head import ActionFeaturePolicy
+
+        actor = venv.observation_space.shape[0] - state_size
+        offset = actor - feature_set(a.observation_features).size
+        policy, privileged = ActionFeaturePolicy, {"observation_size": actor, "feature_offset": offset}
     return MaskablePPO(
         policy,
         venv,
@@ -197,6 +208,46 @@ def build_model(cfg: RunConfig, venv: Any):
         device=a.device,
         verbose=0,
     )
+
+
+NEW_HEAD_WEIGHTS = ("action_net.feature_weights.",)
+"""Weights a plain bundle lacks that `init_weights` leaves at their start (`action_head`'s, zero)."""
+
+
+def init_weights(model: Any, source: str) -> list[str]:
+    """Fill `model`'s network from the bundle `source` (a folder, a run folder or `zoo:NAME`; weights only, nothing
+    unpickled); returns the names it left at their initial values (`NEW_HEAD_WEIGHTS`). A bundle of another network
+    shape or another feature set is a `RunConfigError` naming the first difference."""
+    from ...policies import bundle
+    from ...policies.sb3 import read_sb3_description
+    from ...zoo import entries, entry_path
+
+    key = "algo.init_policy"
+    name = source[len("zoo:") :] if source.startswith("zoo:") else None
+    if name is not None and name not in entries():
+        raise RunConfigError(f"config key {key!r}: no zoo entry {name!r} (the zoo has {', '.join(entries())})")
+    path = entry_path(name) if name is not None else source
+    try:
+        folder = bundle.bundle_dir(path)
+        desc = read_sb3_description(folder)
+        bundle.verify_weights(folder, desc)
+        state = load_weights(folder / WEIGHTS_FILE)
+    except (PolicyLoadError, OSError) as exc:
+        raise RunConfigError(f"config key {key!r}: {exc}") from None
+    own = model.policy.state_dict()
+    for k, v in state.items():
+        if k not in own:
+            raise RunConfigError(f"config key {key!r}: {source} has weights {k!r} this run's network lacks")
+        if tuple(v.shape) != tuple(own[k].shape):
+            raise RunConfigError(
+                f"config key {key!r}: {source}'s {k} is {tuple(v.shape)}, this run's {tuple(own[k].shape)} "
+                "(another net_arch, observation_features or table)"
+            )
+    new = [k for k in own if k not in state]
+    if any(not k.startswith(NEW_HEAD_WEIGHTS) for k in new):
+        raise RunConfigError(f"config key {key!r}: {source} lacks this run's weights {new[0]!r}")
+    model.policy.load_state_dict(state, strict=False)
+    return new
 
 
 # -- the trainer -----------------------------------------------------------------------------------
@@ -287,6 +338,10 @@ class SB3Trainer:
 
     # -- training ------------------------------------------------------------------------------
 
+    def say_init(self, new: list[str]) -> None:
+        extra = f"; new, at their initial values: {', '.join(new)}" if new else ""
+        self.session.say(f"weights from {self.cfg.algo.init_policy}{extra}")
+
     def pretrain(self) -> None:
         """The imitation warm start of a new run (`pretrain.teacher`), figures in pretrain.json."""
         from .pretrain import PretrainStore, imitate
@@ -319,6 +374,8 @@ class SB3Trainer:
     def train(self, session: RunSession) -> None:
         cfg = self.cfg
         resumed = session.resumed_from is not None
+        if not resumed and cfg.algo.init_policy:
+            self.say_init(init_weights(self.model, cfg.algo.init_policy))
         if not resumed and cfg.pretrain.teacher:
             self.pretrain()
         self.venv.seed(session_seed(cfg.seed, session.start_step))
