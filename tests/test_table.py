@@ -245,7 +245,9 @@ def test_the_form_gets_the_offered_seats_plain_rule_labels_and_whole_errors(tmp_
         assert "zoo:champion-2p" in data["error"] and data["error"].endswith("policy:PATH")
         # A bad parameter of a known agent: its reason whole too.
         status, data = _call(f"{base}/api/new", {"seats": ["human", "search:n=3"]})
-        assert status == 400 and data["error"].endswith("known: samples, ms, top, level, reads")
+        from quiddler_agents.search import SearchAgent
+
+        assert status == 400 and data["error"].endswith("known: " + ", ".join(SearchAgent.PARAMS))
     finally:
         server.shutdown()
         server.server_close()
