@@ -207,7 +207,7 @@ class SearchAgent(BaseAgent):
 
     def _rollouts(self, seat: SeatView, obs: np.ndarray, candidates: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """`rollout_values`, and each candidate's chance to win the game over the same determinizations
-        (`win_chances`)."""
+        (`win_chances`; zeros unless the bot plays for the win)."""
         batch = self._batch(seat.hand_size)
         C = len(candidates)
         turns = self._turns(obs)
@@ -233,8 +233,9 @@ class SearchAgent(BaseAgent):
             scores = batch.totals[rows].astype(np.float64) - np.asarray(seat.totals, dtype=np.float64)
             relative = scores[:, 0] - scores[:, 1:].mean(axis=1)
             totals += (relative.reshape(chunk, C) * weights[:chunk, None]).sum(axis=0)
-            won = win_chances(batch.totals[rows], rounds_left)
-            chances += (won.reshape(chunk, C) * weights[:chunk, None]).sum(axis=0)
+            if self.win:  # only a bot that plays for the win pays for its chances
+                won = win_chances(batch.totals[rows], rounds_left)
+                chances += (won.reshape(chunk, C) * weights[:chunk, None]).sum(axis=0)
             weight_sum += weights[:chunk].sum()
             done += chunk
             if self.ms and (time.perf_counter() - start) * 1000 >= self.ms:
