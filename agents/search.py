@@ -59,11 +59,11 @@ from .reads import Evidence, Reads, deal_weight
 
 DEFAULT_SAMPLES = 32
 CHUNK = 8
+"""Determinizations played per batch call; `ms` is checked between chunks."""
 ROUND_SPREAD = 13.0
 """The spread (standard deviation, points) of the difference between two seats' round scores, for players of like
 strength: 11 to 15 at 2 and 4 players from 3 to 10 cards (`benchmarks/round_spread.py` measures it). `win=true`
 reads the rounds still to come as this much noise each."""
-"""Determinizations played per batch call; `ms` is checked between chunks."""
 MAX_CANDIDATES = 2 * NUM_FACES
 """Rows per determinization the rollout batch holds (every discard and go-out at most)."""
 
