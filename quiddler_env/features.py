@@ -451,7 +451,9 @@ class ObservationFeatures:
         extra = np.zeros((obs.shape[0], self.features.size), dtype=np.float32)
         for spec in sorted(set(specs)):  # the rows of each vocabulary, with its solver and memo
             rows = np.asarray([i for i, s in enumerate(specs) if s == spec], dtype=np.int64)
-            memo = self._memos.setdefault(spec, new_feature_memo())
+            memo = self._memos.get(spec)
+            if memo is None:  # built once: setdefault would build (and drop) megabytes of zeros every call
+                memo = self._memos[spec] = new_feature_memo()
             part = obs if len(rows) == obs.shape[0] else obs[rows]
             extra[rows] = self.features.compute_batch(part, self.num_players, self._solver_of(spec), memo)
         return np.concatenate([obs, extra], axis=1)

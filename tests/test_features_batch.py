@@ -72,3 +72,19 @@ def test_the_memo_gives_the_searched_answers():
     assert np.array_equal(fresh.batch(obs[order]), first[order])
     python = features.features.compute
     assert np.array_equal(first, np.stack([np.concatenate([o, python(o, 2, features.solver)]) for o in obs]))
+
+
+def test_the_batch_memo_is_built_once_per_solver(monkeypatch):
+    # A memo is megabytes of zeros: building one per call (and dropping it) cost a fifth of guided's rollouts.
+    import quiddler_env.features as features_module
+
+    built = []
+    real = features_module.new_feature_memo
+    monkeypatch.setattr(features_module, "new_feature_memo", lambda: built.append(1) or real())
+    config = QuiddlerConfig()
+    features = ObservationFeatures("solver_v1", config)
+    obs = observations(config, 4, seed=5)
+    first = features.batch(obs)
+    for _ in range(5):
+        assert np.array_equal(features.batch(obs), first)  # the memo's hits give the same floats
+    assert len(built) == 1
