@@ -75,7 +75,7 @@ def test_the_memo_gives_the_searched_answers():
 
 
 def test_the_batch_memo_is_built_once_per_solver(monkeypatch):
-    # A memo is megabytes of zeros: building one per call (and dropping it) cost a fifth of guided's rollouts.
+    # A memo is megabytes of zeros: building one per call (and dropping it) cost a sixth of guided's rollouts.
     import quiddler_env.features as features_module
 
     built = []

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from quiddler_agents.search import SearchAgent
 from quiddler_agents.table.replay import replay_frames, replay_records
 from quiddler_agents.table.server import CURRENT, TableServer
 from quiddler_agents.table.session import MoveRefused, TableGame
@@ -245,8 +246,6 @@ def test_the_form_gets_the_offered_seats_plain_rule_labels_and_whole_errors(tmp_
         assert "zoo:champion-2p" in data["error"] and data["error"].endswith("policy:PATH")
         # A bad parameter of a known agent: its reason whole too.
         status, data = _call(f"{base}/api/new", {"seats": ["human", "search:n=3"]})
-        from quiddler_agents.search import SearchAgent
-
         assert status == 400 and data["error"].endswith("known: " + ", ".join(SearchAgent.PARAMS))
     finally:
         server.shutdown()
