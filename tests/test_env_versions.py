@@ -182,6 +182,17 @@ def test_the_zoo_bundles_record_the_env_version_they_were_trained_on(entry):
     assert "made for env version 4" in env_version_mismatch(desc, f"zoo:{entry}")
 
 
+def test_a_zoo_entry_trained_on_this_env_version_loads_without_a_warning():
+    from quiddler_agents.policies import load_policy
+
+    entry = ROOT / "agents" / "zoo" / "challenger-2p"
+    desc = json.loads((entry / "policy.json").read_text())
+    assert desc["env_version"] == ENV_VERSION and env_version_mismatch(desc, "zoo:challenger-2p") is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EnvVersionWarning)
+        load_policy(entry, num_players=2)
+
+
 # -- results and runs -------------------------------------------------------------------------------------------
 
 
