@@ -208,3 +208,43 @@ def test_a_run_resumes_and_its_final_bundle_plays(tmp_path, capsys):
     rules = config().rules
     record = play_game([load_policy(run, config=rules), make("random", config=rules)], seed=3, config=rules)
     assert len(record.winners) >= 1
+
+
+def test_a_privileged_critic_starts_from_a_plain_bundle_as_the_bundle_values(tmp_path):
+    """`algo.init_policy` with a plain bundle: the actor plays the bundle's moves, the critic values every position
+    as the bundle's critic did (its state columns start at zero), and training moves those columns."""
+    from quiddler_agents.training.sb3.trainer import CRITIC_INPUT, init_weights
+
+    torch.manual_seed(5)
+    plain_cfg = config(algo__privileged_critic=False)
+    venv = build_vec_env(plain_cfg, [])
+    plain = build_model(plain_cfg, venv)
+    with torch.no_grad():  # a critic that is not its initial one, so a copy is told from a fresh layer
+        for p in plain.policy.mlp_extractor.value_net.parameters():
+            p.add_(torch.randn_like(p) * 0.3)
+    source = save_policy_bundle(plain, tmp_path / "plain", {"config": plain_cfg.rules})
+    venv.close()
+
+    cfg = config()
+    venv = build_vec_env(cfg, [])
+    model = build_model(cfg, venv)
+    assert init_weights(model, str(source)) == [f"{CRITIC_INPUT}'s state columns (zero)"]
+    venv.seed(6)
+    obs = torch.as_tensor(venv.reset())
+    masks = np.stack(venv.env_method("action_masks"))
+    assert obs.shape[1] == OBS + STATE
+    changed = obs.clone()
+    changed[:, OBS:] = torch.rand(changed[:, OBS:].shape) * 3  # any state: the values do not read it yet
+    with torch.no_grad():
+        expected = plain.policy.predict_values(obs[:, :OBS])
+        torch.testing.assert_close(model.policy.predict_values(obs), expected)
+        torch.testing.assert_close(model.policy.predict_values(changed), expected)
+        torch.testing.assert_close(
+            model.policy.get_distribution(obs, action_masks=masks).distribution.probs,
+            plain.policy.get_distribution(obs[:, :OBS], action_masks=masks).distribution.probs,
+        )
+    layer = model.policy.mlp_extractor.value_net[0].weight
+    assert torch.count_nonzero(layer[:, OBS:]) == 0
+    model.learn(256)
+    venv.close()
+    assert torch.count_nonzero(model.policy.mlp_extractor.value_net[0].weight[:, OBS:]) > 0

@@ -212,12 +212,15 @@ def build_model(cfg: RunConfig, venv: Any):
 
 NEW_HEAD_WEIGHTS = ("action_net.feature_weights.",)
 """Weights a plain bundle lacks that `init_weights` leaves at their start (`action_head`'s, zero)."""
+CRITIC_INPUT = "mlp_extractor.value_net.0.weight"
+"""The critic's first layer: a privileged critic's reads [observation | state], a plain bundle's the observation."""
 
 
 def init_weights(model: Any, source: str) -> list[str]:
     """Fill `model`'s network from the bundle `source` (a folder, a run folder or `zoo:NAME`; weights only, nothing
-    unpickled); returns the names it left at their initial values (`NEW_HEAD_WEIGHTS`). A bundle of another network
-    shape or another feature set is a `RunConfigError` naming the first difference."""
+    unpickled); returns the names it left at their initial values (`NEW_HEAD_WEIGHTS`, and a privileged critic's
+    state columns: `_widen_critic`). A bundle of another network shape or another feature set is a `RunConfigError`
+    naming the first difference."""
     from ...policies import bundle
     from ...policies.sb3 import read_sb3_description
     from ...zoo import entries, entry_path
@@ -235,6 +238,7 @@ def init_weights(model: Any, source: str) -> list[str]:
     except (PolicyLoadError, OSError) as exc:
         raise RunConfigError(f"config key {key!r}: {exc}") from None
     own = model.policy.state_dict()
+    widened = _widen_critic(model.policy, state, own)
     for k, v in state.items():
         if k not in own:
             raise RunConfigError(f"config key {key!r}: {source} has weights {k!r} this run's network lacks")
@@ -247,7 +251,25 @@ def init_weights(model: Any, source: str) -> list[str]:
     if any(not k.startswith(NEW_HEAD_WEIGHTS) for k in new):
         raise RunConfigError(f"config key {key!r}: {source} lacks this run's weights {new[0]!r}")
     model.policy.load_state_dict(state, strict=False)
-    return new
+    return new + widened
+
+
+def _widen_critic(policy: Any, state: dict[str, torch.Tensor], own: dict[str, torch.Tensor]) -> list[str]:
+    """A plain bundle into a privileged critic (`algo.privileged_critic`): the critic's first layer takes the
+    bundle's weights on the observation's columns and zeros on the state's, so the new critic values every position
+    as the bundle's did and learns from there what the state adds. Returns the names it widened (as
+    `"<name>'s state columns (zero)"`); a bundle that already reads the state, or a plain run, is left as it is."""
+    size = getattr(policy, "observation_size", None)
+    plain = state.get(CRITIC_INPUT)
+    target = own.get(CRITIC_INPUT)
+    if size is None or plain is None or target is None or tuple(plain.shape) == tuple(target.shape):
+        return []
+    if plain.shape[0] != target.shape[0] or plain.shape[1] != size:
+        return []  # another shape: the caller's shape check names it
+    wide = torch.zeros_like(target)
+    wide[:, :size] = plain
+    state[CRITIC_INPUT] = wide
+    return [f"{CRITIC_INPUT}'s state columns (zero)"]
 
 
 # -- the trainer -----------------------------------------------------------------------------------
