@@ -22,6 +22,13 @@ class GameRecord:
     decisions: int
     seconds: list[list[float]] = field(default_factory=list)
 
+    def seat_result(self, seat: int) -> tuple[float, float]:
+        """The seat's share of the win (1/k on a k-way tie for the top, else 0 or 1) and its total minus the mean
+        of the other seats' totals."""
+        won = 1.0 / len(self.winners) if seat in self.winners else 0.0
+        others = [t for p, t in enumerate(self.totals) if p != seat]
+        return won, self.totals[seat] - sum(others) / len(others)
+
 
 def seat_solver_of(agent: Agent):
     """The agent's seat words (`BaseAgent.seat_solver`: a bot's level), None for the referee's."""

@@ -26,12 +26,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import quiddler_agents  # noqa: E402
+from quiddler_agents.arena import play_game  # noqa: E402
 from quiddler_agents.evaluation.stats import mean_interval  # noqa: E402
 from quiddler_agents.search import SearchAgent  # noqa: E402
 from quiddler_env.core.cards import NUM_FACES  # noqa: E402
 from quiddler_env.core.config import QuiddlerConfig  # noqa: E402
 from quiddler_env.core.game import QuiddlerGame  # noqa: E402
-from quiddler_env.core.observation import encode_observation  # noqa: E402
 
 
 def sighted(bot: SearchAgent) -> SearchAgent:
@@ -60,19 +60,11 @@ def play_deal(bot, opponents, seat: int, deal_seed: int, rules: QuiddlerConfig) 
     """One game of `bot` in `seat`, `opponents` in the seats after it: (its share of the win, its points minus
     theirs)."""
     game = QuiddlerGame(rules)
-    game.reset(deal_seed)
     if hasattr(bot, "live"):
         bot.live = game
     table = [bot, *opponents]
-    players = [table[(p - seat) % len(table)] for p in range(len(table))]
-    while not game.is_over:
-        p = game.current_player
-        game.step(players[p].act(encode_observation(game, p), game.legal_action_mask()))
-    totals = np.asarray(game.totals, dtype=np.float64)
-    others = np.delete(totals, seat)
-    top = totals.max()
-    won = 0.0 if totals[seat] < top else 1.0 / int((totals == top).sum())
-    return won, float(totals[seat] - others.mean())
+    record = play_game([table[(p - seat) % len(table)] for p in range(len(table))], deal_seed, game=game)
+    return record.seat_result(seat)
 
 
 def measure(spec: str, opponents: list[str], deals: int, seed: int) -> dict[str, np.ndarray]:
