@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from quiddler_env.core.config import QuiddlerConfig
@@ -71,3 +71,32 @@ def play_game(
         game.step(action)
         decisions += 1
     return GameRecord(list(game.totals), game.winners(), decisions, seconds)
+
+
+def rotated_deal(
+    bot: Agent,
+    opponents: Sequence[Agent],
+    deal_seed: int,
+    agent_seed: int,
+    config: QuiddlerConfig,
+    before: Callable[[QuiddlerGame], None] | None = None,
+) -> list[tuple[float, float]]:
+    """Play one deal with the table `[bot, *opponents]` rotated through every seat; `bot`'s `seat_result` in each.
+
+    Before the game with `bot` in seat s, `bot` is reset with `agent_seed + s` and opponent k with that plus
+    104729 (k + 1), so that two bots measured on the same deals meet the same opponents' streams. `before(game)`
+    is called with each game before it starts (a measuring device that reads the live game takes it there).
+    """
+    table = [bot, *opponents]
+    n = len(table)
+    results = []
+    for seat in range(n):
+        bot.reset(agent_seed + seat)
+        for k, other in enumerate(opponents):
+            other.reset(agent_seed + seat + 104729 * (k + 1))
+        game = QuiddlerGame(config)
+        if before is not None:
+            before(game)
+        record = play_game([table[(p - seat) % n] for p in range(n)], deal_seed, game=game)
+        results.append(record.seat_result(seat))
+    return results

@@ -18,6 +18,7 @@ import argparse
 import sys
 import time
 import warnings
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import quiddler_agents  # noqa: E402
-from quiddler_agents.arena import play_game  # noqa: E402
+from quiddler_agents.arena import rotated_deal  # noqa: E402
 from quiddler_agents.coach import KINDS, decision_kind  # noqa: E402
 from quiddler_agents.evaluation.stats import mean_interval  # noqa: E402
 from quiddler_env.core.config import QuiddlerConfig  # noqa: E402
@@ -73,19 +74,9 @@ def measure(spec: str, helper: str, opponents: list[str], kinds: frozenset[str],
         kinds,
     )
     others = [quiddler_agents.make(other, seed=seed, config=rules) for other in opponents]
-    table = [bot, *others]
-    n = len(table)
     out = np.zeros((deals, 2))
-    for d in range(deals):
-        results = []
-        for seat in range(n):
-            bot_seed = seed + 7919 * d + seat  # the same seeds for every set of kinds
-            bot.reset(bot_seed)
-            for k, other in enumerate(others):
-                other.reset(bot_seed + 104729 * (k + 1))
-            game = bot.live = QuiddlerGame(rules)
-            record = play_game([table[(p - seat) % n] for p in range(n)], seed + d, game=game)
-            results.append(record.seat_result(seat))
+    for d in range(deals):  # the same seeds for every set of kinds
+        results = rotated_deal(bot, others, seed + d, seed + 7919 * d, rules, partial(setattr, bot, "live"))
         out[d] = np.mean(results, axis=0)
     return out
 

@@ -19,6 +19,7 @@ import argparse
 import sys
 import time
 import warnings
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -26,12 +27,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import quiddler_agents  # noqa: E402
-from quiddler_agents.arena import play_game  # noqa: E402
+from quiddler_agents.arena import rotated_deal  # noqa: E402
 from quiddler_agents.evaluation.stats import mean_interval  # noqa: E402
 from quiddler_agents.search import SearchAgent  # noqa: E402
 from quiddler_env.core.cards import NUM_FACES  # noqa: E402
 from quiddler_env.core.config import QuiddlerConfig  # noqa: E402
-from quiddler_env.core.game import QuiddlerGame  # noqa: E402
 
 
 def sighted(bot: SearchAgent) -> SearchAgent:
@@ -56,17 +56,6 @@ def sighted(bot: SearchAgent) -> SearchAgent:
     return bot
 
 
-def play_deal(bot, opponents, seat: int, deal_seed: int, rules: QuiddlerConfig) -> tuple[float, float]:
-    """One game of `bot` in `seat`, `opponents` in the seats after it: (its share of the win, its points minus
-    theirs)."""
-    game = QuiddlerGame(rules)
-    if hasattr(bot, "live"):
-        bot.live = game
-    table = [bot, *opponents]
-    record = play_game([table[(p - seat) % len(table)] for p in range(len(table))], deal_seed, game=game)
-    return record.seat_result(seat)
-
-
 def measure(spec: str, opponents: list[str], deals: int, seed: int) -> dict[str, np.ndarray]:
     """Per deal, the mean win share and points of SPEC as it is ("plain") and sighted ("sighted")."""
     players = len(opponents) + 1
@@ -78,14 +67,9 @@ def measure(spec: str, opponents: list[str], deals: int, seed: int) -> dict[str,
     opponents = [quiddler_agents.make(other, seed=seed, config=rules) for other in opponents]
     out = {kind: np.zeros((deals, 2)) for kind in bots}
     for d in range(deals):
-        for kind, bot in bots.items():
-            results = []
-            for seat in range(players):
-                bot_seed = seed + 7919 * d + seat  # the same seeds for both kinds
-                bot.reset(bot_seed)
-                for k, other in enumerate(opponents):
-                    other.reset(bot_seed + 104729 * (k + 1))
-                results.append(play_deal(bot, opponents, seat, seed + d, rules))
+        for kind, bot in bots.items():  # the same seeds for both kinds
+            before = partial(setattr, bot, "live") if kind == "sighted" else None
+            results = rotated_deal(bot, opponents, seed + d, seed + 7919 * d, rules, before)
             out[kind][d] = np.mean(results, axis=0)
     return out
 

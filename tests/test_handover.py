@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import quiddler_agents
-from quiddler_agents.arena import GameRecord, play_game
+from quiddler_agents.arena import GameRecord, play_game, rotated_deal
 from quiddler_agents.coach import decision_kind
 from quiddler_env.core.config import QuiddlerConfig
 from quiddler_env.core.game import QuiddlerGame
@@ -56,3 +56,31 @@ def test_a_seat_result_shares_a_tie_for_the_top():
     assert record.seat_result(0) == (0.5, 10 - 7)
     assert record.seat_result(2) == (0.0, 4 - 10)
     assert GameRecord(totals=[3, 9], winners=[1], decisions=0).seat_result(1) == (1.0, 6)
+
+
+def test_a_rotated_deal_seats_the_bot_in_every_seat_and_reports_its_results():
+    rules = QuiddlerConfig(num_players=3)
+    bot = Counted("greedy", rules)
+    opponents = [quiddler_agents.make("random", seed=k, config=rules) for k in range(2)]
+    games = []
+
+    def before(game):
+        bot.game = game
+        games.append(game)
+
+    played = []
+    act = bot.act
+
+    def noting(observation, action_mask=None):
+        played.append((len(games), bot.game.current_player))
+        return act(observation, action_mask)
+
+    bot.act = noting
+    results = rotated_deal(bot, opponents, 11, 5, rules, before)
+    seats = [sorted({s for g, s in played if g == k + 1}) for k in range(3)]
+    assert seats == [[0], [1], [2]]
+    for seat, (game, result) in enumerate(zip(games, results, strict=True)):
+        totals = game.totals
+        top = max(totals)
+        won = 1 / totals.count(top) if totals[seat] == top else 0.0
+        assert result == (won, totals[seat] - (sum(totals) - totals[seat]) / 2)
