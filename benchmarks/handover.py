@@ -26,7 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import quiddler_agents  # noqa: E402
-from quiddler_agents.arena import rotated_deal  # noqa: E402
+from quiddler_agents.arena import rotated_deal, seat_solver_of  # noqa: E402
 from quiddler_agents.coach import KINDS, decision_kind  # noqa: E402
 from quiddler_agents.evaluation.stats import mean_interval  # noqa: E402
 from quiddler_env.core.config import QuiddlerConfig  # noqa: E402
@@ -50,8 +50,7 @@ class Handover:
 
     def seat_solver(self):
         """The player's seat words (a bot's level), as the arena asks of an agent."""
-        ask = getattr(self.player, "seat_solver", None)
-        return ask() if callable(ask) else None
+        return seat_solver_of(self.player)
 
 
 def parse_kinds(item: str) -> frozenset[str]:
